@@ -1,0 +1,64 @@
+"""The one place a request's organization is resolved, and the per-object gates.
+
+Browser requests carry a session and the organization the user picked (kept in
+the session); API requests carry a key, and the key decides the organization.
+Another organization's object is always ``Http404``, never a 403 that would
+confirm it exists.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.http import Http404
+
+from accounts.models import ApiKey, Membership, Organization
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+    from accounts.models import User
+    from accounts.scoping import PublicIdModel
+
+SESSION_ORGANIZATION_KEY = "organization_id"
+
+M = TypeVar("M", bound="PublicIdModel")
+
+
+def membership_for(user: User, organization_id: Any = None) -> Membership | None:
+    """The user's membership in ``organization_id``, else their oldest one."""
+    memberships = Membership.objects.filter(user=user).select_related("organization").order_by("created_at")
+    if organization_id:
+        chosen = memberships.filter(organization_id=organization_id).first()
+        if chosen is not None:
+            return chosen
+    return memberships.first()
+
+
+def resolve_request_organization(request: HttpRequest) -> tuple[Organization | None, Membership | None]:
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None, None
+    membership = membership_for(user, request.session.get(SESSION_ORGANIZATION_KEY))
+    if membership is None:
+        return None, None
+    return membership.organization, membership
+
+
+def organization_of(request: Any) -> Organization | None:
+    """The organization a (Django or DRF) request acts for."""
+    auth = getattr(request, "auth", None)
+    if isinstance(auth, ApiKey):
+        return auth.organization
+    return getattr(request, "organization", None)
+
+
+def get_for_org(model: type[M], organization: Organization | None, public_id: Any) -> M:
+    """Fetch ``model`` by its public id within ``organization``, or raise ``Http404``."""
+    pk = model.parse_public_id(public_id)
+    if pk is None or organization is None:
+        raise Http404(f"{model.__name__} not found")
+    try:
+        return model.objects.for_org(organization).get(pk=pk)  # type: ignore[attr-defined]
+    except model.DoesNotExist:  # type: ignore[attr-defined]
+        raise Http404(f"{model.__name__} not found") from None

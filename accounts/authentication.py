@@ -1,0 +1,62 @@
+"""API authentication: ``Authorization: Bearer <key>``; the key decides the organization."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+from rest_framework import authentication, exceptions, permissions, throttling
+
+from accounts.access import organization_of
+from accounts.models import ApiKey, hash_api_key
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, ApiKey] | None:
+        header = authentication.get_authorization_header(request).decode(errors="replace")
+        if not header:
+            return None
+        scheme, _, raw_key = header.partition(" ")
+        if scheme.lower() != self.keyword.lower() or not raw_key.strip():
+            raise exceptions.AuthenticationFailed("Invalid authorization header; expected 'Bearer <api key>'.")
+        key = (
+            ApiKey.objects.active()
+            .select_related("organization", "created_by")
+            .filter(key_hash=hash_api_key(raw_key.strip()))
+            .first()
+        )
+        if key is None:
+            raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
+        now = timezone.now()
+        if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+            key.last_used_at = now
+        return (key.created_by or AnonymousUser()), key
+
+    def authenticate_header(self, request: Request) -> str:
+        return self.keyword
+
+
+class HasOrganization(permissions.BasePermission):
+    """Allows a request that acts for an organization (through a key or a session)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return organization_of(request) is not None
+
+
+class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
+    scope = "api_key"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if isinstance(request.auth, ApiKey):
+            return self.cache_format % {"scope": self.scope, "ident": request.auth.pk}
+        return None

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+SERVER_VERSION = "0.13.0"
+
+
+class HealthView(APIView):
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+    throttle_classes = ()
+
+    def get(self, request: Request) -> Response:
+        return Response({"version": SERVER_VERSION, "status": "ok"})

@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import models
+
+from accounts.scoping import OrgScopedQuerySet, PublicIdModel
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant. Use the tools you are given when they help, "
+    "and say plainly when you cannot do something."
+)
+
+
+class AgentQuerySet(OrgScopedQuerySet):
+    pass
+
+
+class Agent(PublicIdModel):
+    id_prefix = "agent"
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="agents")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    system = models.TextField("system prompt", default=DEFAULT_SYSTEM_PROMPT, blank=True)
+    model = models.CharField("model handle", max_length=200, help_text="provider/model, e.g. demo/echo-1")
+    embedding = models.CharField("embedding handle", max_length=200, blank=True)
+
+    temperature = models.FloatField(default=0.7)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True, default=8192)
+    parallel_tool_calls = models.BooleanField(default=False)
+    enable_reasoner = models.BooleanField(default=False)
+    max_reasoning_tokens = models.PositiveIntegerField(default=0)
+    reasoning_effort = models.CharField(max_length=20, blank=True)
+    context_window = models.PositiveIntegerField(default=32_000)
+    max_steps = models.PositiveIntegerField(default=50, help_text="Model calls allowed in one run.")
+
+    tags = models.JSONField(default=list, blank=True)
+    tool_rules = models.JSONField(
+        default=list, blank=True, help_text="Letta tool rules (terminal, continue, child, required-before-exit)."
+    )
+    tool_env_vars = models.JSONField(
+        default=dict, blank=True, help_text="The only environment variables its source tools see."
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    # Rows with seq >= context_start_seq are in the model's context window.
+    context_start_seq = models.BigIntegerField(default=0)
+
+    tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AgentQuerySet.as_manager()
+
+    class Meta:
+        ordering: ClassVar = ["-created_at"]
+        indexes: ClassVar = [models.Index(fields=["organization", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MessageRole(models.TextChoices):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    APPROVAL = "approval"
+
+
+class MessageQuerySet(OrgScopedQuerySet):
+    def in_context(self, agent: Agent) -> MessageQuerySet:
+        return self.filter(agent=agent, seq__gte=agent.context_start_seq).order_by("seq")
+
+
+class Message(PublicIdModel):
+    """One durable row of a conversation; the wire shows it as one or more LettaMessages.
+
+    ``content`` holds typed parts: ``{"type": "text", "text"}``,
+    ``{"type": "reasoning", "text", "signature"}``, ``{"type": "redacted_reasoning", "data"}``.
+    An assistant row's ``tool_calls`` are ``{"id", "name", "arguments", "requires_approval"}``;
+    a tool row's ``tool_returns`` are ``{"tool_call_id", "name", "status", "tool_return",
+    "func_response", "stdout", "stderr"}``; an approval row's ``approvals`` are Letta's
+    ``ApprovalReturn``/``ToolReturn`` items.
+    """
+
+    id_prefix = "message"
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="messages")
+    seq = models.BigIntegerField()
+    role = models.CharField(max_length=10, choices=MessageRole.choices)
+    content = models.JSONField(default=list, blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    tool_returns = models.JSONField(default=list, blank=True)
+    approvals = models.JSONField(default=list, blank=True)
+    otid = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=200, blank=True)
+    run = models.ForeignKey("Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
+    step = models.ForeignKey("Step", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
+    is_err = models.BooleanField(default=False)
+    sender_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    sender_api_key = models.ForeignKey(
+        "accounts.ApiKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MessageQuerySet.as_manager()
+
+    class Meta:
+        ordering: ClassVar = ["agent", "seq"]
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["agent", "seq"], name="unique_message_seq_per_agent"),
+        ]
+        indexes: ClassVar = [
+            models.Index(fields=["agent", "otid"], name="message_agent_otid"),
+            models.Index(fields=["run", "seq"], name="message_run_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} #{self.seq}"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class StopReason(models.TextChoices):
+    END_TURN = "end_turn"
+    REQUIRES_APPROVAL = "requires_approval"
+    MAX_STEPS = "max_steps"
+    TOOL_RULE = "tool_rule"
+    NO_TOOL_CALL = "no_tool_call"
+    INVALID_TOOL_CALL = "invalid_tool_call"
+    INVALID_LLM_RESPONSE = "invalid_llm_response"
+    LLM_API_ERROR = "llm_api_error"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+class RunQuerySet(OrgScopedQuerySet):
+    def active(self) -> RunQuerySet:
+        return self.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+
+
+class Run(PublicIdModel):
+    id_prefix = "run"
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    stop_reason = models.CharField(max_length=30, choices=StopReason.choices, blank=True)
+    background = models.BooleanField(default=False, help_text="Executed by a worker, not in the request.")
+    request = models.JSONField(default=dict, blank=True, help_text="The input that started the run.")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    total_tokens = models.PositiveIntegerField(default=0)
+    step_count = models.PositiveIntegerField(default=0)
+    error = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    api_key = models.ForeignKey("accounts.ApiKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering: ClassVar = ["-created_at"]
+        indexes: ClassVar = [
+            models.Index(fields=["agent", "-created_at"], name="run_agent_created"),
+            models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} ({self.status})"
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_at and self.completed_at:
+            return int((self.completed_at - self.started_at).total_seconds() * 1000)
+        return None
+
+
+class StepStatus(models.TextChoices):
+    PENDING = "pending"
+    SUCCESS = "success"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class StepQuerySet(OrgScopedQuerySet):
+    pass
+
+
+class Step(PublicIdModel):
+    """One model call within a run, and the tool calls it led to."""
+
+    id_prefix = "step"
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="steps")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    number = models.PositiveIntegerField(help_text="1 for the run's first model call.")
+    model = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=StepStatus.choices, default=StepStatus.PENDING)
+    stop_reason = models.CharField(max_length=30, choices=StopReason.choices, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    total_tokens = models.PositiveIntegerField(default=0)
+    reasoning_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    usage_estimated = models.BooleanField(default=False, help_text="The provider gave no usage; these are estimates.")
+    llm_ms = models.PositiveIntegerField(null=True, blank=True)
+    tool_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = StepQuerySet.as_manager()
+
+    class Meta:
+        ordering: ClassVar = ["run", "number"]
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["run", "number"], name="unique_step_number_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} #{self.number}"

@@ -1,0 +1,9 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("v1/", include("agents.api.urls")),
+    path("accounts/", include("accounts.urls")),
+    path("", include("agents.urls")),
+]
