@@ -1,0 +1,75 @@
+"""What the engine needs from tools: a spec per attached tool and one way to run a call.
+
+The engine never touches ``Tool`` rows or processes; it gets ``ToolSpec`` values
+and a ``ToolRunner``. ``tools.runtime.DefaultToolRunner`` is the implementation
+(argument validation, built-in registry, sandboxed source execution, return limits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    kind: Literal["source", "builtin", "client"]
+    json_schema: dict[str, Any]  # {"name", "description", "parameters": {...}}
+    requires_approval: bool = False
+    return_char_limit: int = 50_000
+    source_code: str = ""
+    tool_id: str = ""
+
+    @property
+    def description(self) -> str:
+        return str(self.json_schema.get("description", ""))
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self.json_schema.get("parameters") or {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who a call runs for. Built-in tools query only through ``organization``-scoped querysets."""
+
+    organization_id: Any
+    agent_id: Any
+    run_id: Any = None
+    env_vars: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """The result of one call.
+
+    ``tool_return`` is the raw return value as text (what the wire's ``tool_return``
+    shows); ``func_response`` is what the model reads (packaged, cut to the tool's
+    ``return_char_limit`` with a visible notice).
+    """
+
+    status: Literal["success", "error"]
+    tool_return: str
+    func_response: str
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    duration_ms: int = 0
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model can act on; becomes an error result, never a crash."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ToolRunner(Protocol):
+    async def run(self, spec: ToolSpec, arguments: str, context: ToolContext) -> ToolOutcome:
+        """Validate ``arguments`` (JSON text) against the spec and execute the call.
+
+        Never raises for a tool's own failure: bad arguments, exceptions, timeouts
+        and limits all come back as ``status="error"`` with a message a model can act on.
+        """
+        ...
