@@ -180,3 +180,45 @@ class ApiKey(models.Model):
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+
+class Provider(models.TextChoices):
+    ANTHROPIC = "anthropic", "Anthropic"
+    OPENAI = "openai", "OpenAI (or compatible)"
+
+
+class ProviderSettingsQuerySet(OrgScopedQuerySet):
+    pass
+
+
+class ProviderSettings(models.Model):
+    """An organization's key and base URL for one model provider; the key is encrypted at rest."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="provider_settings")
+    provider = models.CharField(max_length=20, choices=Provider.choices)
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    base_url = models.URLField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProviderSettingsQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "provider settings"
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["organization", "provider"], name="unique_provider_per_org"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_provider_display()} for {self.organization}"
+
+    @property
+    def api_key(self) -> str:
+        from accounts.crypto import decrypt_secret
+
+        return decrypt_secret(self.api_key_encrypted)
+
+    @api_key.setter
+    def api_key(self, value: str) -> None:
+        from accounts.crypto import encrypt_secret
+
+        self.api_key_encrypted = encrypt_secret(value)
