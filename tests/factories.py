@@ -5,7 +5,7 @@ from __future__ import annotations
 import factory
 from factory.django import DjangoModelFactory
 
-from accounts.models import ApiKey, Membership, Organization, Role, User
+from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
 from agents.models import Agent
 from tools.models import AgentTool, Tool
 
@@ -76,3 +76,12 @@ class AgentToolFactory(DjangoModelFactory[AgentTool]):
 
 def api_key_for(organization: Organization, user: User | None = None, name: str = "test") -> tuple[ApiKey, str]:
     return ApiKey.issue(organization=organization, created_by=user, name=name)
+
+
+class InviteFactory(DjangoModelFactory[Invite]):
+    class Meta:
+        model = Invite
+
+    organization = factory.SubFactory(OrganizationFactory)
+    email = factory.Sequence(lambda n: f"invitee{n}@example.com")
+    role = Role.MEMBER

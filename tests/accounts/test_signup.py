@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from accounts.access import SESSION_ORGANIZATION_KEY
+from accounts.models import Membership, Organization, Role, User
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+SIGNUP = {
+    "email": "Dana@Example.com",
+    "name": "Dana",
+    "password": "a-long-and-unusual-passphrase",
+    "organization_name": "Initech",
+}
+
+
+def test_it_creates_the_user_an_organization_and_an_owner_membership(client):
+    response = client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert response.status_code == 302
+    assert response.url == reverse("agents:list")
+    user = User.objects.get()
+    assert user.email == "dana@example.com"
+    assert user.check_password(SIGNUP["password"])
+    organization = Organization.objects.get()
+    assert (organization.name, organization.slug) == ("Initech", "initech")
+    membership = Membership.objects.get()
+    assert (membership.user, membership.organization, membership.role) == (user, organization, Role.OWNER)
+
+
+def test_it_logs_the_new_user_in_with_the_new_organization_selected(client):
+    client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert client.session[SESSION_ORGANIZATION_KEY] == str(Organization.objects.get().pk)
+    response = client.get(reverse("accounts:members"))
+    assert response.status_code == 200
+    assert b"Initech" in response.content
+
+
+def test_it_gives_a_taken_organization_name_a_fresh_slug(client):
+    Organization.objects.create(name="Initech", slug="initech")
+
+    client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert Organization.objects.get(memberships__user__email="dana@example.com").slug == "initech-2"
+
+
+def test_it_refuses_an_email_that_already_has_an_account_in_any_case(client):
+    UserFactory(email="dana@example.com")
+
+    response = client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert response.status_code == 200
+    assert b"already exists" in response.content
+    assert User.objects.count() == 1
+    assert not Organization.objects.exists()
+
+
+def test_it_refuses_a_weak_password(client):
+    response = client.post(reverse("accounts:signup"), {**SIGNUP, "password": "12345678"})
+
+    assert response.status_code == 200
+    assert not User.objects.exists()
+    assert not Organization.objects.exists()
+
+
+def test_it_requires_an_organization_name(client):
+    response = client.post(reverse("accounts:signup"), {**SIGNUP, "organization_name": ""})
+
+    assert response.status_code == 200
+    assert not User.objects.exists()
+
+
+def test_it_renders_an_accessible_form(client):
+    response = client.get(reverse("accounts:signup"))
+
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert '<html lang="en">' in content
+    assert 'name="viewport"' in content
+    for field in ("id_email", "id_name", "id_password", "id_organization_name"):
+        assert f'for="{field}"' in content
