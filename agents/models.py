@@ -46,6 +46,10 @@ class Agent(PublicIdModel):
     metadata = models.JSONField(default=dict, blank=True)
     # Rows with seq >= context_start_seq are in the model's context window.
     context_start_seq = models.BigIntegerField(default=0)
+    # One turn at a time: a lease taken with a conditional UPDATE, so it holds
+    # across processes and machines and expires if its holder crashes.
+    turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
+    turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")
     created_by = models.ForeignKey(
@@ -98,6 +102,7 @@ class Message(PublicIdModel):
     tool_calls = models.JSONField(default=list, blank=True)
     tool_returns = models.JSONField(default=list, blank=True)
     approvals = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
     otid = models.CharField(max_length=64, blank=True)
     name = models.CharField(max_length=200, blank=True)
     run = models.ForeignKey("Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")

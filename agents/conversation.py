@@ -1,0 +1,233 @@
+"""The engine's ``ConversationStore`` on the Django models: one agent, one run."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.llm.base import Usage
+from agents.models import Agent, Message, Run, RunStatus, Step, StepStatus
+
+COMPLETED_STOP_REASONS = {"end_turn", "requires_approval", "max_steps", "tool_rule", "no_tool_call"}
+
+
+def lock_ttl() -> timedelta:
+    return timedelta(seconds=getattr(settings, "AGENT_TURN_LOCK_SECONDS", 60))
+
+
+def snapshot(message: Message) -> MessageSnapshot:
+    return MessageSnapshot(
+        id=message.id,
+        agent_id=message.agent_id,
+        seq=message.seq,
+        role=message.role,  # type: ignore[arg-type]
+        content=message.content,
+        tool_calls=message.tool_calls,
+        tool_returns=message.tool_returns,
+        approvals=message.approvals,
+        metadata=message.metadata,
+        otid=message.otid,
+        name=message.name,
+        run_id=message.run_id,
+        step_id=message.step_id,
+        is_err=message.is_err,
+        created_at=message.created_at,
+    )
+
+
+def run_status_for(stop_reason: str) -> str:
+    if stop_reason == "cancelled":
+        return RunStatus.CANCELLED
+    return RunStatus.COMPLETED if stop_reason in COMPLETED_STOP_REASONS else RunStatus.FAILED
+
+
+class DjangoConversationStore:
+    """Persists one run of one agent. Methods are async; each runs its ORM work in one thread hop."""
+
+    def __init__(self, *, agent: Agent, run: Run, sender_user_id: Any = None, sender_api_key_id: Any = None) -> None:
+        self.agent = agent
+        self.agent_id = agent.id
+        self.organization_id = agent.organization_id
+        self.run = run
+        self.run_id = run.id
+        self.sender_user_id = sender_user_id
+        self.sender_api_key_id = sender_api_key_id
+        self._next_seq: int | None = None
+        self._lock_refreshed_at = timezone.now()
+
+    # --- the turn lock ------------------------------------------------------------
+
+    def _acquire(self) -> None:
+        now = timezone.now()
+        taken = (
+            Agent.objects.filter(pk=self.agent_id)
+            .filter(
+                Q(turn_lock_run_id__isnull=True) | Q(turn_lock_expires_at__lt=now) | Q(turn_lock_run_id=self.run_id)
+            )
+            .update(turn_lock_run_id=self.run_id, turn_lock_expires_at=now + lock_ttl())
+        )
+        if taken != 1:
+            raise AgentBusyError(str(self.agent_id))
+        self._lock_refreshed_at = now
+
+    async def acquire_turn_lock(self) -> None:
+        await sync_to_async(self._acquire)()
+
+    def _refresh(self) -> None:
+        now = timezone.now()
+        if now - self._lock_refreshed_at < lock_ttl() / 3:
+            return
+        Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
+            turn_lock_expires_at=now + lock_ttl()
+        )
+        Run.objects.filter(pk=self.run_id).update(heartbeat_at=now)
+        self._lock_refreshed_at = now
+
+    async def refresh_turn_lock(self) -> None:
+        await sync_to_async(self._refresh)()
+
+    def _release(self) -> None:
+        Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
+            turn_lock_run_id=None, turn_lock_expires_at=None
+        )
+
+    async def release_turn_lock(self) -> None:
+        await sync_to_async(self._release)()
+
+    # --- rows -----------------------------------------------------------------------
+
+    def _context(self) -> list[MessageSnapshot]:
+        start = Agent.objects.filter(pk=self.agent_id).values_list("context_start_seq", flat=True).get()
+        rows = [snapshot(m) for m in Message.objects.filter(agent_id=self.agent_id, seq__gte=start).order_by("seq")]
+        return rows
+
+    async def context(self) -> list[MessageSnapshot]:
+        return await sync_to_async(self._context)()
+
+    def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
+        message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()
+        return snapshot(message) if message else None
+
+    async def find_by_otid(self, otid: str) -> MessageSnapshot | None:
+        return await sync_to_async(self._find_by_otid)(otid)
+
+    def _rows_after(self, seq: int, limit: int) -> list[MessageSnapshot]:
+        return [
+            snapshot(m) for m in Message.objects.filter(agent_id=self.agent_id, seq__gt=seq).order_by("seq")[:limit]
+        ]
+
+    async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]:
+        return await sync_to_async(self._rows_after)(seq, limit)
+
+    def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
+        with transaction.atomic():
+            if self._next_seq is None:
+                last = Message.objects.filter(agent_id=self.agent_id).aggregate(m=Max("seq"))["m"]
+                self._next_seq = (last if last is not None else -1) + 1
+            messages = []
+            for draft in drafts:
+                messages.append(
+                    Message(
+                        id=draft.id or uuid.uuid4(),
+                        organization_id=self.organization_id,
+                        agent_id=self.agent_id,
+                        seq=self._next_seq,
+                        role=draft.role,
+                        content=draft.content,
+                        tool_calls=draft.tool_calls,
+                        tool_returns=draft.tool_returns,
+                        approvals=draft.approvals,
+                        metadata=draft.metadata,
+                        otid=draft.otid,
+                        name=draft.name,
+                        run_id=self.run_id,
+                        step_id=draft.step_id,
+                        is_err=draft.is_err,
+                        sender_user_id=self.sender_user_id if draft.role in ("user", "approval") else None,
+                        sender_api_key_id=self.sender_api_key_id if draft.role in ("user", "approval") else None,
+                    )
+                )
+                self._next_seq += 1
+            Message.objects.bulk_create(messages)
+        return [snapshot(m) for m in messages]
+
+    async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
+        return await sync_to_async(self._append)(drafts)
+
+    def _set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
+        is_err = any(r.get("status") == "error" for r in tool_returns)
+        Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns, is_err=is_err)
+        return snapshot(Message.objects.get(pk=message_id))
+
+    async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
+        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns)
+
+    # --- run and steps ----------------------------------------------------------------
+
+    def _start_run(self) -> None:
+        now = timezone.now()
+        Run.objects.filter(pk=self.run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+            status=RunStatus.RUNNING, started_at=now, heartbeat_at=now
+        )
+
+    async def start_run(self) -> None:
+        await sync_to_async(self._start_run)()
+
+    def _finish_run(self, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
+        Run.objects.filter(pk=self.run_id).update(
+            status=run_status_for(stop_reason),
+            stop_reason=stop_reason,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+            step_count=step_count,
+            error=error,
+            completed_at=timezone.now(),
+        )
+
+    async def finish_run(self, *, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
+        await sync_to_async(self._finish_run)(stop_reason, usage, step_count, error)
+
+    def _start_step(self, number: int, model: str) -> Any:
+        step = Step.objects.create(
+            organization_id=self.organization_id, agent_id=self.agent_id, run_id=self.run_id, number=number, model=model
+        )
+        return step.id
+
+    async def start_step(self, *, number: int, model: str) -> Any:
+        return await sync_to_async(self._start_step)(number, model)
+
+    def _finish_step(self, step_id: Any, record: StepRecord) -> None:
+        Step.objects.filter(pk=step_id).update(
+            status={"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}.get(
+                record.status, StepStatus.CANCELLED
+            ),
+            stop_reason=record.stop_reason,
+            prompt_tokens=record.usage.prompt_tokens,
+            completion_tokens=record.usage.completion_tokens,
+            total_tokens=record.usage.total_tokens,
+            reasoning_tokens=record.usage.reasoning_tokens,
+            cached_tokens=record.usage.cached_tokens,
+            usage_estimated=record.usage.estimated,
+            llm_ms=record.llm_ms,
+            tool_ms=record.tool_ms,
+            error=record.error,
+            completed_at=timezone.now(),
+        )
+
+    async def finish_step(self, step_id: Any, record: StepRecord) -> None:
+        await sync_to_async(self._finish_step)(step_id, record)
+
+    def _cancel_requested(self) -> bool:
+        return Run.objects.filter(pk=self.run_id, cancel_requested_at__isnull=False).exists()
+
+    async def cancel_requested(self) -> bool:
+        return await sync_to_async(self._cancel_requested)()

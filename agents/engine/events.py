@@ -1,0 +1,77 @@
+"""The closed union of events a turn yields. Transports only adapt these.
+
+Every event carries the ``run_id`` and its ``seq`` within the run. A
+``MessageEvent`` is emitted only after its row is committed; deltas preview a
+row that is not persisted yet (they share its pre-assigned ``message_id``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agents.engine.store import MessageSnapshot
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    step_count: int = 0
+    estimated: bool = False
+
+
+@dataclass(frozen=True)
+class MessageEvent:
+    run_id: Any
+    seq: int
+    message: MessageSnapshot
+    # True when this row's content already went out as deltas (token streaming).
+    streamed: bool = False
+    type: Literal["message"] = "message"
+
+
+@dataclass(frozen=True)
+class ReasoningDeltaEvent:
+    run_id: Any
+    seq: int
+    message_id: Any
+    text: str
+    signature: str | None = None
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True)
+class TextDeltaEvent:
+    run_id: Any
+    seq: int
+    message_id: Any
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ToolCallDeltaEvent:
+    run_id: Any
+    seq: int
+    message_id: Any
+    index: int
+    tool_call_id: str | None
+    name: str | None
+    arguments_delta: str | None
+    requires_approval: bool
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+@dataclass(frozen=True)
+class RunFinishedEvent:
+    run_id: Any
+    seq: int
+    stop_reason: str
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    error: str | None = None
+    type: Literal["run_finished"] = "run_finished"
+
+
+EngineEvent = MessageEvent | ReasoningDeltaEvent | TextDeltaEvent | ToolCallDeltaEvent | RunFinishedEvent

@@ -1,0 +1,117 @@
+"""What the loop reads and writes, as plain values, and the store protocol it persists through.
+
+The loop never imports the ORM: ``agents.conversation.DjangoConversationStore``
+implements ``ConversationStore`` on the models, tests may use it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from agents.llm.base import Usage
+
+Role = Literal["system", "user", "assistant", "tool", "approval"]
+
+
+@dataclass(frozen=True)
+class MessageSnapshot:
+    """A persisted ``Message`` row, with the same attribute names as the model."""
+
+    id: Any
+    agent_id: Any
+    seq: int
+    role: Role
+    content: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_returns: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    otid: str = ""
+    name: str = ""
+    run_id: Any = None
+    step_id: Any = None
+    is_err: bool = False
+    created_at: datetime | None = None
+
+    @property
+    def public_id(self) -> str:
+        return f"message-{self.id}"
+
+    @property
+    def text(self) -> str:
+        return "".join(part.get("text", "") for part in self.content if part.get("type") == "text")
+
+
+@dataclass(frozen=True)
+class MessageDraft:
+    """A row to persist; the store assigns ``seq`` (and ``id`` unless given)."""
+
+    role: Role
+    content: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_returns: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    otid: str = ""
+    name: str = ""
+    step_id: Any = None
+    is_err: bool = False
+    id: Any = None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What a finished (or failed) step reports for its ``Step`` row."""
+
+    status: Literal["success", "failed", "cancelled"]
+    usage: Usage = field(default_factory=Usage)
+    llm_ms: int | None = None
+    tool_ms: int | None = None
+    stop_reason: str = ""
+    error: dict[str, Any] | None = None
+
+
+class AgentBusyError(Exception):
+    """Another turn holds this agent."""
+
+
+class ConversationStore(Protocol):
+    """Durable state of one agent's conversation, for one run."""
+
+    agent_id: Any
+    run_id: Any
+
+    async def acquire_turn_lock(self) -> None:
+        """Take the agent for this run or raise ``AgentBusyError``. The lock is a lease:
+        a crashed holder loses it when the lease runs out."""
+        ...
+
+    async def refresh_turn_lock(self) -> None: ...
+
+    async def release_turn_lock(self) -> None: ...
+
+    async def context(self) -> list[MessageSnapshot]:
+        """The in-context rows in order (O(context), never the whole history)."""
+        ...
+
+    async def find_by_otid(self, otid: str) -> MessageSnapshot | None: ...
+
+    async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]: ...
+
+    async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
+        """Persist rows in one transaction, in order, and return them."""
+        ...
+
+    async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot: ...
+
+    async def start_run(self) -> None: ...
+
+    async def finish_run(self, *, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None: ...
+
+    async def start_step(self, *, number: int, model: str) -> Any: ...
+
+    async def finish_step(self, step_id: Any, record: StepRecord) -> None: ...
+
+    async def cancel_requested(self) -> bool: ...

@@ -1,0 +1,123 @@
+"""Wire the engine to one agent's rows: collaborators from the database, and the one way to run a turn.
+
+Every transport (the blocking API call, the SSE stream, the Celery task, the
+in-process executor) calls ``open_turn`` and iterates ``Turn.events()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import sync_to_async
+
+from agents.conversation import DjangoConversationStore
+from agents.engine.context import ModelSettings
+from agents.engine.loop import Turn, TurnCollaborators, TurnInput, start_turn
+from agents.engine.rules import ToolRules
+from tools.base import ToolContext, ToolSpec
+
+if TYPE_CHECKING:
+    from accounts.models import ApiKey, User
+    from agents.llm.base import LLMClient
+    from agents.models import Agent, Run
+    from tools.base import ToolRunner
+
+
+def model_settings(agent: Agent) -> ModelSettings:
+    provider, _, model = agent.model.partition("/")
+    return ModelSettings(
+        handle=agent.model,
+        model=model or provider,
+        temperature=agent.temperature,
+        max_tokens=agent.max_tokens,
+        parallel_tool_calls=agent.parallel_tool_calls,
+        reasoning=agent.enable_reasoner,
+        reasoning_budget_tokens=agent.max_reasoning_tokens,
+        reasoning_effort=agent.reasoning_effort or None,
+        context_window=agent.context_window,
+        max_steps=agent.max_steps,
+    )
+
+
+def tool_specs(agent: Agent) -> list[ToolSpec]:
+    from tools.runtime import tool_spec_for
+
+    return [tool_spec_for(at) for at in agent.agent_tools.select_related("tool").order_by("created_at", "id")]
+
+
+def default_llm_client(agent: Agent) -> LLMClient:
+    from agents.llm.registry import get_llm_client, with_retries
+
+    client, _model = get_llm_client(agent.model, organization=agent.organization)
+    return with_retries(client)
+
+
+def default_tool_runner() -> ToolRunner:
+    from tools.runtime import DefaultToolRunner
+
+    return DefaultToolRunner()
+
+
+def _collaborators(
+    agent: Agent,
+    run: Run,
+    *,
+    sender_user: User | None,
+    api_key: ApiKey | None,
+    llm: LLMClient | None,
+    tool_runner: ToolRunner | None,
+    max_steps: int | None,
+) -> TurnCollaborators:
+    settings = model_settings(agent)
+    if max_steps:
+        settings = ModelSettings(**{**settings.__dict__, "max_steps": max_steps})
+    sender: dict[str, Any] = {}
+    if sender_user is not None and sender_user.is_authenticated:
+        sender["user"] = sender_user.email
+    if api_key is not None:
+        sender["api_key"] = api_key.prefix
+    return TurnCollaborators(
+        store=DjangoConversationStore(
+            agent=agent,
+            run=run,
+            sender_user_id=getattr(sender_user, "pk", None),
+            sender_api_key_id=getattr(api_key, "pk", None),
+        ),
+        llm=llm or default_llm_client(agent),
+        tool_runner=tool_runner or default_tool_runner(),
+        tools=tool_specs(agent),
+        settings=settings,
+        rules=ToolRules.from_json(agent.tool_rules),
+        tool_context=ToolContext(
+            organization_id=agent.organization_id,
+            agent_id=agent.id,
+            run_id=run.id,
+            env_vars={str(k): str(v) for k, v in (agent.tool_env_vars or {}).items()},
+        ),
+        sender=sender,
+    )
+
+
+async def open_turn(
+    *,
+    agent: Agent,
+    run: Run,
+    turn_input: TurnInput,
+    stream_tokens: bool = False,
+    sender_user: User | None = None,
+    api_key: ApiKey | None = None,
+    llm: LLMClient | None = None,
+    tool_runner: ToolRunner | None = None,
+    max_steps: int | None = None,
+) -> Turn:
+    """Start a turn of ``agent`` for ``run``; raises domain errors before anything is streamed."""
+    collab = await sync_to_async(_collaborators)(
+        agent,
+        run,
+        sender_user=sender_user,
+        api_key=api_key,
+        llm=llm,
+        tool_runner=tool_runner,
+        max_steps=max_steps,
+    )
+    return await start_turn(collab, turn_input, stream_tokens=stream_tokens)

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from agents.conversation import DjangoConversationStore
+from agents.engine.context import ModelSettings
+from agents.engine.events import EngineEvent
+from agents.engine.loop import TurnCollaborators, TurnInput, start_turn
+from agents.engine.rules import ToolRules
+from agents.models import Agent, Message, Run
+from tests.factories import AgentFactory, OrganizationFactory
+from tests.fakes import RecordingToolRunner, ScriptedLLM
+from tools.base import ToolContext, ToolSpec
+
+
+def spec(name: str, *, requires_approval: bool = False, kind: str = "source", **properties: str) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        kind=kind,  # type: ignore[arg-type]
+        json_schema={
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {
+                "type": "object",
+                "properties": {key: {"type": value} for key, value in properties.items()},
+                "required": list(properties),
+            },
+        },
+        requires_approval=requires_approval,
+    )
+
+
+def secret_code(input_text: str) -> str:
+    return f"code-{len(input_text)}"
+
+
+def roll_dice(num_sides: int) -> str:
+    return str(num_sides)
+
+
+STANDARD_TOOLS = [
+    spec("get_secret_code", requires_approval=True, input_text="string"),
+    spec("roll_dice", num_sides="integer"),
+]
+
+
+class Harness:
+    """An agent with rows in the real database, driven turn by turn with a scripted model."""
+
+    def __init__(self, agent: Agent, tools: list[ToolSpec], rules: list[dict[str, Any]] | None = None) -> None:
+        self.agent = agent
+        self.tools = tools
+        self.rules = rules or []
+        self.runner = RecordingToolRunner({"get_secret_code": secret_code, "roll_dice": roll_dice})
+        self.runs: list[Run] = []
+        self.llm: ScriptedLLM | None = None
+
+    async def turn(
+        self,
+        turn_input: TurnInput,
+        script: list,
+        *,
+        stream_tokens: bool = False,
+        max_steps: int = 10,
+        extra_functions: dict[str, Callable[..., Any]] | None = None,
+    ) -> list[EngineEvent]:
+        turn = await self.start(turn_input, script, stream_tokens=stream_tokens, max_steps=max_steps)
+        if extra_functions:
+            self.runner.functions.update(extra_functions)
+        return [event async for event in turn.events()]
+
+    async def start(self, turn_input: TurnInput, script: list, *, stream_tokens: bool = False, max_steps: int = 10):
+        run = await Run.objects.acreate(organization_id=self.agent.organization_id, agent=self.agent)
+        self.runs.append(run)
+        self.llm = ScriptedLLM(list(script))
+        collab = TurnCollaborators(
+            store=DjangoConversationStore(agent=self.agent, run=run),
+            llm=self.llm,
+            tool_runner=self.runner,
+            tools=self.tools,
+            settings=ModelSettings(handle="scripted/model", model="model", max_steps=max_steps),
+            rules=ToolRules.from_json(self.rules),
+            tool_context=ToolContext(organization_id=self.agent.organization_id, agent_id=self.agent.id),
+        )
+        return await start_turn(collab, turn_input, stream_tokens=stream_tokens)
+
+    async def rows(self) -> list[Message]:
+        return [m async for m in Message.objects.filter(agent=self.agent).order_by("seq")]
+
+
+@sync_to_async
+def make_agent() -> Agent:
+    agent = AgentFactory(organization=OrganizationFactory())
+    Message.objects.create(
+        organization=agent.organization,
+        agent=agent,
+        seq=0,
+        role="system",
+        content=[{"type": "text", "text": "You are a test agent."}],
+    )
+    Message.objects.create(
+        organization=agent.organization,
+        agent=agent,
+        seq=1,
+        role="user",
+        content=[{"type": "text", "text": json.dumps({"type": "login", "last_login": "Never (first login)"})}],
+    )
+    return agent
+
+
+@pytest.fixture
+async def harness(transactional_db: None) -> Harness:
+    return Harness(await make_agent(), STANDARD_TOOLS)
