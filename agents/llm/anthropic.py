@@ -1,0 +1,261 @@
+"""Anthropic Messages API through the official SDK, streamed and not.
+
+The SDK's own retries are off (``max_retries=0``): ``agents.llm.retry`` is the one
+place that retries, and only before anything was yielded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+import httpx2
+from anthropic.types import Message
+
+from agents.llm.anthropic_payload import build_body, build_headers
+from agents.llm.base import (
+    LLMConnectionError,
+    LLMError,
+    LLMInvalidResponse,
+    ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStart,
+    Usage,
+)
+from agents.llm.completion import ResponseTally, complete
+from agents.llm.connections import shared_sdk_client
+from agents.llm.errors import error_from_status
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from agents.llm.base import Completed, FinishReason, LLMEvent, LLMRequest
+
+PROVIDER_LABEL = "Anthropic"
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+# Keyword arguments of ``messages.create``; anything else in the body (``temperature``
+# in this SDK version) travels through ``extra_body`` so the wire body stays exactly ours.
+_CREATE_KWARGS = frozenset({"model", "max_tokens", "messages", "system", "tools", "tool_choice", "thinking", "stream"})
+
+
+class AnthropicClient:
+    """An ``LLMClient`` for ``anthropic/<model>`` handles. Cheap to create."""
+
+    provider = "anthropic"
+
+    def __init__(self, *, api_key: str, base_url: str | None = None, timeout: float = 600.0) -> None:
+        self.api_key = api_key
+        self.base_url = base_url or None
+        self.timeout = timeout
+
+    def build_payload(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
+        return build_body(request, stream=stream)
+
+    def build_headers(self, request: LLMRequest, *, stream: bool) -> dict[str, str]:
+        return build_headers(request, stream=stream)
+
+    async def generate(self, request: LLMRequest, *, stream: bool) -> AsyncIterator[LLMEvent]:
+        payload = self.build_payload(request, stream=stream)
+        kwargs = {key: value for key, value in payload.items() if key in _CREATE_KWARGS}
+        extra_body = {key: value for key, value in payload.items() if key not in _CREATE_KWARGS} or None
+        headers = self.build_headers(request, stream=stream) or None
+        decoder = _Decoder(request)
+        try:
+            if stream:
+                events = await self._sdk().messages.create(**kwargs, extra_body=extra_body, extra_headers=headers)
+                try:
+                    async for raw in events:
+                        for event in decoder.feed(raw):
+                            yield event
+                finally:
+                    await events.close()
+            else:
+                message = await self._sdk().messages.create(**kwargs, extra_body=extra_body, extra_headers=headers)
+                for event in decoder.feed_message(message):
+                    yield event
+        except LLMError:
+            raise
+        except Exception as exc:
+            mapped = translate_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        yield decoder.finish()
+
+    def _sdk(self) -> anthropic.AsyncAnthropic:
+        key = ("anthropic", self.api_key, self.base_url, self.timeout)
+        return shared_sdk_client(
+            key,
+            lambda: anthropic.AsyncAnthropic(
+                api_key=self.api_key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=anthropic.Timeout(self.timeout, connect=10.0),
+            ),
+        )
+
+
+def translate_error(exc: Exception) -> LLMError | None:
+    """The ``LLMError`` for an SDK or transport exception; ``None`` for anything else (a bug)."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return error_from_status(
+            PROVIDER_LABEL,
+            status=exc.status_code,
+            message=exc.api_message or exc.message,
+            headers=exc.response.headers,
+            error_type=exc.type,
+        )
+    if isinstance(exc, anthropic.APITimeoutError):
+        return LLMConnectionError(f"{PROVIDER_LABEL} request timed out")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return LLMConnectionError(f"Could not reach {PROVIDER_LABEL}: {exc.message}")
+    if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
+        return LLMInvalidResponse(f"{PROVIDER_LABEL} sent a malformed response: {exc}")
+    if isinstance(exc, httpx2.TransportError):
+        return LLMConnectionError(f"Connection to {PROVIDER_LABEL} failed mid-response: {exc}")
+    return None
+
+
+@dataclass
+class _Block:
+    kind: str
+    tool_index: int = -1
+    signature: str = ""
+
+
+@dataclass
+class _Decoder:
+    """Turns raw stream events (or a whole ``Message``) into our events, keeping the tally."""
+
+    request: LLMRequest
+    tally: ResponseTally = field(default_factory=ResponseTally)
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    stop_reason: str | None = None
+    terminal: bool = False
+    usage: dict[str, int] | None = None
+
+    def feed(self, raw: Any) -> list[LLMEvent]:
+        kind = getattr(raw, "type", None)
+        if kind == "message_start":
+            self._note_usage(getattr(raw.message, "usage", None))
+            return []
+        if kind == "content_block_start":
+            return self._start_block(raw.index, raw.content_block)
+        if kind == "content_block_delta":
+            return self._delta(raw.index, raw.delta)
+        if kind == "content_block_stop":
+            block = self.blocks.get(raw.index)
+            if block and block.kind == "thinking" and block.signature:
+                return [ReasoningSignature(block.signature)]
+            return []
+        if kind == "message_delta":
+            self.stop_reason = raw.delta.stop_reason or self.stop_reason
+            self._note_usage(getattr(raw, "usage", None))
+            return []
+        if kind == "message_stop":
+            self.terminal = True
+        return []
+
+    def feed_message(self, message: object) -> list[LLMEvent]:
+        content = getattr(message, "content", None)
+        if not isinstance(message, Message) or not isinstance(content, list):
+            raise LLMInvalidResponse(f"{PROVIDER_LABEL} sent a response that is not a message")
+        events: list[LLMEvent] = []
+        for index, block in enumerate(content):
+            events.extend(self._start_block(index, block, whole=True))
+            if self.blocks.get(index, _Block("")).kind == "thinking" and getattr(block, "signature", ""):
+                events.append(ReasoningSignature(block.signature))
+        self.stop_reason = message.stop_reason
+        self.terminal = message.stop_reason is not None
+        self._note_usage(getattr(message, "usage", None))
+        return events
+
+    def finish(self) -> Completed:
+        finish_reason = _FINISH_REASONS.get(self.stop_reason or "")
+        if self.stop_reason:
+            self.terminal = True
+        return complete(
+            PROVIDER_LABEL,
+            self.request,
+            self.tally,
+            finish_reason=finish_reason,
+            terminal=self.terminal,
+            usage=self._usage(),
+        )
+
+    def _start_block(self, index: int, block: Any, *, whole: bool = False) -> list[LLMEvent]:
+        kind = getattr(block, "type", "")
+        events: list[LLMEvent] = []
+        if kind == "text":
+            self.blocks[index] = _Block("text")
+            if block.text:
+                events.append(TextDelta(block.text))
+        elif kind == "thinking":
+            self.blocks[index] = _Block("thinking", signature=block.signature or "")
+            if block.thinking:
+                events.append(ReasoningDelta(block.thinking))
+        elif kind == "redacted_thinking":
+            self.blocks[index] = _Block("redacted_thinking")
+            events.append(RedactedReasoning(block.data))
+        elif kind == "tool_use":
+            tool_index = self.tally.tool_calls
+            self.blocks[index] = _Block("tool_use", tool_index=tool_index)
+            events.append(ToolCallStart(index=tool_index, id=block.id, name=block.name))
+            # Streams start tool_use with ``input: {}`` and send the JSON as deltas.
+            if block.input or whole:
+                events.append(ToolCallArgumentsDelta(index=tool_index, fragment=json.dumps(block.input or {})))
+        return [self.tally.note(event) for event in events]
+
+    def _delta(self, index: int, delta: Any) -> list[LLMEvent]:
+        block = self.blocks.get(index)
+        kind = getattr(delta, "type", "")
+        event: LLMEvent | None = None
+        if kind == "text_delta" and delta.text:
+            event = TextDelta(delta.text)
+        elif kind == "thinking_delta" and delta.thinking:
+            event = ReasoningDelta(delta.thinking)
+        elif kind == "signature_delta" and block is not None:
+            block.signature += delta.signature
+        elif kind == "input_json_delta" and block is not None and delta.partial_json:
+            event = ToolCallArgumentsDelta(index=block.tool_index, fragment=delta.partial_json)
+        return [self.tally.note(event)] if event is not None else []
+
+    def _note_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        merged = dict(self.usage or {})
+        for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+            value = getattr(usage, name, None)
+            if isinstance(value, int):
+                merged[name] = value
+        details = getattr(usage, "output_tokens_details", None)
+        if details is not None and isinstance(getattr(details, "thinking_tokens", None), int):
+            merged["thinking_tokens"] = details.thinking_tokens
+        self.usage = merged or self.usage
+
+    def _usage(self) -> Usage | None:
+        if not self.usage:
+            return None
+        cache_read = self.usage.get("cache_read_input_tokens", 0)
+        # Anthropic's input_tokens leaves out cached tokens; prompt_tokens counts the whole prompt.
+        prompt = self.usage.get("input_tokens", 0) + cache_read + self.usage.get("cache_creation_input_tokens", 0)
+        return Usage(
+            prompt_tokens=prompt,
+            completion_tokens=self.usage.get("output_tokens", 0),
+            reasoning_tokens=self.usage.get("thinking_tokens", 0),
+            cached_tokens=cache_read,
+        )

@@ -1,0 +1,141 @@
+"""``LLMRequest`` → the Anthropic Messages API body and headers, the way Letta sends them.
+
+See ``LETTA_WIRE.md`` ("What Letta sends to Anthropic"): ``system`` as text blocks,
+extended thinking with temperature 1.0, ``tool_choice`` carrying
+``disable_parallel_tool_use``, consecutive user-side turns merged into one user
+message, and earlier thinking blocks sent back with their signatures.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from agents.llm.base import (
+    AssistantTurn,
+    ReasoningPart,
+    RedactedReasoningPart,
+    TextPart,
+    ToolResultsTurn,
+    UserTurn,
+)
+
+if TYPE_CHECKING:
+    from agents.llm.base import LLMRequest, Turn
+
+DEFAULT_MAX_TOKENS = 8192
+MIN_THINKING_BUDGET = 1024
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+
+
+def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
+    """The exact JSON body of ``POST /v1/messages`` for ``request``."""
+    max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
+    body: dict[str, Any] = {"model": request.model}
+    if request.system:
+        body["system"] = [{"type": "text", "text": request.system}]
+    body["messages"] = to_messages(request.turns)
+    if request.tools:
+        body["tools"] = [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": tool.parameters or {"type": "object", "properties": {}},
+            }
+            for tool in request.tools
+        ]
+        body["tool_choice"] = _tool_choice(request)
+    if request.reasoning:
+        budget = max(MIN_THINKING_BUDGET, request.reasoning_budget_tokens)
+        if max_tokens <= budget:
+            # Thinking counts against max_tokens; keep the requested room for the answer.
+            max_tokens += budget
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        body["temperature"] = 1.0  # the only temperature Anthropic accepts with thinking on
+    elif request.temperature is not None:
+        body["temperature"] = request.temperature
+    body["max_tokens"] = max_tokens
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def build_headers(request: LLMRequest, *, stream: bool) -> dict[str, str]:
+    """Extra HTTP headers: the thinking betas Letta enables."""
+    if not request.reasoning:
+        return {}
+    betas = [FINE_GRAINED_TOOL_STREAMING_BETA, INTERLEAVED_THINKING_BETA] if stream else [INTERLEAVED_THINKING_BETA]
+    return {"anthropic-beta": ",".join(betas)}
+
+
+def _tool_choice(request: LLMRequest) -> dict[str, Any]:
+    if request.tool_choice == "none":
+        return {"type": "none"}
+    # Anthropic refuses a forced tool ("any") while thinking is on; "auto" is the closest it allows.
+    kind = "any" if request.tool_choice == "required" and not request.reasoning else "auto"
+    return {"type": kind, "disable_parallel_tool_use": not request.parallel_tool_calls}
+
+
+def to_messages(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
+    """Anthropic ``messages``: roles alternate, so neighbouring same-role turns share one message.
+
+    Tool results and a user text that follows them become one user message, as Letta sends it.
+    """
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        role, blocks = _blocks(turn)
+        if not blocks:
+            continue
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": blocks})
+    return messages
+
+
+def _blocks(turn: Turn) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(turn, UserTurn):
+        return "user", _text_blocks(turn.text)
+    if isinstance(turn, ToolResultsTurn):
+        return "user", [_tool_result_block(r.tool_call_id, r.content, is_error=r.is_error) for r in turn.results]
+    return "assistant", _assistant_blocks(turn)
+
+
+def _assistant_blocks(turn: AssistantTurn) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in turn.parts:
+        if isinstance(part, ReasoningPart):
+            # Anthropic verifies signatures; reasoning from another provider has none and is not sent.
+            if part.signature:
+                blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+        elif isinstance(part, RedactedReasoningPart):
+            blocks.append({"type": "redacted_thinking", "data": part.data})
+        elif isinstance(part, TextPart):
+            blocks.extend(_text_blocks(part.text))
+    for call in turn.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _arguments(call.arguments)})
+    return blocks
+
+
+def _text_blocks(text: str) -> list[dict[str, Any]]:
+    # The API rejects empty and whitespace-only text blocks.
+    return [{"type": "text", "text": text}] if text.strip() else []
+
+
+def _tool_result_block(tool_use_id: str, content: str, *, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+    if content:
+        block["content"] = content
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _arguments(arguments: str) -> dict[str, Any]:
+    """``tool_use.input`` must be an object; a call whose JSON was cut off is sent with none."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,104 @@
+"""Turning a vendor's HTTP failure into one of our ``LLMError`` classes.
+
+Both SDKs expose a status code, the response headers and the decoded error body;
+the rules below are shared so Anthropic and OpenAI failures read the same to the engine.
+"""
+
+from __future__ import annotations
+
+import time
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
+
+from agents.llm.base import (
+    LLMAuthenticationError,
+    LLMBadRequest,
+    LLMContextWindowExceeded,
+    LLMError,
+    LLMOverloaded,
+    LLMRateLimited,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# Phrases vendors (and compatible servers) use when the prompt does not fit.
+_CONTEXT_WINDOW_MARKERS = (
+    "prompt is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "context length",
+    "too many tokens",
+    "input is too long",
+)
+
+# Error ``type``/``code`` values that name the cause when the status code cannot
+# (an error event inside a 200 stream).
+_TYPE_STATUS = {
+    "authentication_error": 401,
+    "invalid_api_key": 401,
+    "permission_error": 403,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "overloaded_error": 529,
+    "api_error": 500,
+    "server_error": 500,
+    "invalid_request_error": 400,
+    "context_length_exceeded": 400,
+}
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait, from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def is_context_window_message(message: str) -> bool:
+    lowered = message.lower()
+    return any(marker in lowered for marker in _CONTEXT_WINDOW_MARKERS)
+
+
+def error_from_status(
+    provider: str,
+    *,
+    status: int | None,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    error_type: str | None = None,
+) -> LLMError:
+    """The ``LLMError`` for an HTTP error (or an error event inside a stream).
+
+    ``provider`` is the display name used in the message ("Anthropic").
+    """
+    effective = status if status is not None and status >= 400 else _TYPE_STATUS.get(error_type or "", 500)
+    detail = f"{provider} API error ({status if status and status >= 400 else error_type or 'stream'}): {message}"
+    if effective in (401, 403):
+        return LLMAuthenticationError(detail, status_code=effective)
+    if effective == 429:
+        return LLMRateLimited(detail, retry_after=parse_retry_after(headers), status_code=429)
+    if effective in (529, 503):
+        return LLMOverloaded(detail, status_code=effective)
+    if 400 <= effective < 500:
+        if is_context_window_message(message) or error_type == "context_length_exceeded":
+            return LLMContextWindowExceeded(detail, status_code=effective)
+        return LLMBadRequest(detail, status_code=effective)
+    return LLMError(detail, status_code=effective)
