@@ -6,7 +6,7 @@ import factory
 from factory.django import DjangoModelFactory
 
 from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
-from agents.models import Agent
+from agents.models import Agent, Message, Run
 from tools.models import AgentTool, Tool
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
@@ -85,3 +85,22 @@ class InviteFactory(DjangoModelFactory[Invite]):
     organization = factory.SubFactory(OrganizationFactory)
     email = factory.Sequence(lambda n: f"invitee{n}@example.com")
     role = Role.MEMBER
+
+
+class RunFactory(DjangoModelFactory[Run]):
+    class Meta:
+        model = Run
+
+    agent = factory.SubFactory(AgentFactory)
+    organization = factory.SelfAttribute("agent.organization")
+
+
+class MessageFactory(DjangoModelFactory[Message]):
+    class Meta:
+        model = Message
+
+    agent = factory.SubFactory(AgentFactory)
+    organization = factory.SelfAttribute("agent.organization")
+    seq = factory.Sequence(lambda n: n + 1)
+    role = "user"
+    content = factory.LazyFunction(lambda: [{"type": "text", "text": "hello"}])

@@ -1,0 +1,212 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.utils import timezone
+
+from accounts import services
+from accounts.admin_scoping import OrgScopedAdminMixin
+from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+    from django.http import HttpRequest
+
+
+class MembershipInline(OrgScopedAdminMixin, admin.TabularInline):
+    model = Membership
+    extra = 0
+    fields = ("user", "role", "created_at")
+    readonly_fields = ("created_at",)
+    organization_path = "organization"
+
+
+@admin.register(Organization)
+class OrganizationAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    organization_path = "pk"
+    list_display = ("name", "slug", "public_id", "member_count", "created_at")
+    search_fields = ("name", "slug")
+    readonly_fields = ("public_id", "created_at")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = (MembershipInline,)
+    date_hierarchy = "created_at"
+
+    @admin.display(description="members")
+    def member_count(self, obj: Organization) -> int:
+        return obj.memberships.count()
+
+
+class MembershipAdminForm(forms.ModelForm):
+    class Meta:
+        model = Membership
+        fields = ("user", "organization", "role")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        instance = self.instance
+        if instance.pk and instance.role == Role.OWNER and cleaned.get("role") != Role.OWNER:
+            others = Membership.objects.filter(organization_id=instance.organization_id, role=Role.OWNER)
+            if not others.exclude(pk=instance.pk).exists():
+                raise forms.ValidationError(
+                    "An organization needs at least one owner; make someone else an owner first."
+                )
+        return cleaned
+
+
+@admin.register(Membership)
+class MembershipAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    form = MembershipAdminForm
+    list_display = ("user", "organization", "role", "created_at")
+    list_filter = ("role", ("organization", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("user__email", "user__name", "organization__name", "organization__slug")
+    list_select_related = ("user", ("organization", admin.RelatedOnlyFieldListFilter))
+
+
+@admin.register(Invite)
+class InviteAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    list_display = ("organization", "email", "role", "status", "created_by", "created_at", "accepted_by")
+    list_filter = (
+        "role",
+        ("organization", admin.RelatedOnlyFieldListFilter),
+        ("accepted_at", admin.EmptyFieldListFilter),
+    )
+    search_fields = ("email", "organization__name", "created_by__email", "accepted_by__email")
+    list_select_related = ("organization", "created_by", "accepted_by")
+    readonly_fields = ("token", "created_by", "created_at", "accepted_by", "accepted_at", "revoked_at")
+    actions = ("revoke",)
+
+    @admin.display(description="status")
+    def status(self, obj: Invite) -> str:
+        if obj.revoked_at:
+            return "revoked"
+        return "accepted" if obj.accepted_at else "pending"
+
+    def save_model(self, request: HttpRequest, obj: Invite, form: forms.ModelForm, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Revoke selected pending invites")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[Invite]) -> None:
+        count = queryset.filter(accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} invite(s).", messages.SUCCESS)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    """Keys are created on the API keys page or by ``create_api_key``; the admin never sees a hash."""
+
+    list_display = ("name", "prefix_display", "organization", "created_by", "created_at", "last_used_at", "active")
+    list_filter = (("organization", admin.RelatedOnlyFieldListFilter), ("revoked_at", admin.EmptyFieldListFilter))
+    search_fields = ("name", "prefix", "organization__name", "created_by__email")
+    list_select_related = ("organization", "created_by")
+    fields = ("name", "prefix", "organization", "created_by", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = ("prefix", "organization", "created_by", "created_at", "last_used_at", "revoked_at")
+    actions = ("revoke",)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    @admin.display(description="key")
+    def prefix_display(self, obj: ApiKey) -> str:
+        return f"{obj.prefix}…"
+
+    @admin.display(description="active", boolean=True)
+    def active(self, obj: ApiKey) -> bool:
+        return obj.is_active
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        keys = list(queryset.filter(revoked_at__isnull=True))
+        for api_key in keys:
+            services.api_key_revoke(api_key=api_key)
+        self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
+
+
+class ProviderSettingsForm(forms.ModelForm):
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Stored encrypted and never shown again. Leave empty to keep the current key.",
+    )
+    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
+
+    class Meta:
+        model = ProviderSettings
+        fields = ("organization", "provider", "base_url")
+
+    def save(self, commit: bool = True) -> ProviderSettings:
+        instance: ProviderSettings = super().save(commit=False)
+        if self.cleaned_data.get("clear_api_key"):
+            instance.api_key = ""
+        elif self.cleaned_data.get("api_key"):
+            instance.api_key = self.cleaned_data["api_key"]
+        if commit:
+            instance.save()
+        return instance
+
+
+@admin.register(ProviderSettings)
+class ProviderSettingsAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    form = ProviderSettingsForm
+    list_display = ("organization", "provider", "has_api_key", "base_url", "updated_at")
+    list_filter = ("provider", ("organization", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("organization__name", "organization__slug", "base_url")
+    list_select_related = ("organization",)
+
+    @admin.display(description="key stored", boolean=True)
+    def has_api_key(self, obj: ProviderSettings) -> bool:
+        return bool(obj.api_key_encrypted)
+
+
+class UserAdminChangeForm(UserChangeForm):
+    class Meta(UserChangeForm.Meta):
+        model = User
+        fields = "__all__"
+
+
+class UserAdminCreationForm(AdminUserCreationForm):
+    class Meta(AdminUserCreationForm.Meta):
+        model = User
+        fields = ("email", "name")
+        field_classes: dict[str, Any] = {}
+
+
+@admin.register(User)
+class UserAdmin(OrgScopedAdminMixin, DjangoUserAdmin):
+    """Superusers manage logins; other staff only look up the people of their organizations."""
+
+    organization_path = "memberships__organization"
+    form = UserAdminChangeForm
+    add_form = UserAdminCreationForm
+    ordering = ("email",)
+    list_display = ("email", "name", "is_staff", "is_active", "date_joined", "last_login")
+    list_filter = ("is_staff", "is_superuser", "is_active")
+    search_fields = ("email", "name")
+    readonly_fields = ("date_joined", "last_login")
+    fieldsets = (
+        (None, {"fields": ("email", "password")}),
+        ("Profile", {"fields": ("name",)}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("email", "name", "usable_password", "password1", "password2")}),
+    )
+    filter_horizontal = ("groups", "user_permissions")
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return request.user.is_superuser and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Editing logins (passwords, staff flags) would let staff take over each other's accounts.
+        return request.user.is_superuser and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser and super().has_delete_permission(request, obj)

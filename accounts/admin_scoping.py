@@ -1,0 +1,161 @@
+"""Organization scoping for the Django admin.
+
+Superusers see every row. Other staff see and edit only the rows of the
+organizations they are members of: the changelist, the change pages, foreign-key
+choices and saves are all restricted, and another organization's row is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.db import models
+from django.http import Http404
+
+from accounts.models import Membership, Organization, User
+
+if TYPE_CHECKING:
+    from django.forms import Field, Form
+    from django.http import HttpRequest
+
+
+def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
+    """The organizations a staff member may administer; ``None`` means all (superusers).
+
+    Computed once per request and kept on it.
+    """
+    user = request.user
+    if user.is_superuser:
+        return None
+    cached = getattr(request, "_admin_organization_ids", None)
+    if cached is None:
+        cached = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
+        request._admin_organization_ids = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def scope_to_organizations(queryset: models.QuerySet, organization_path: str, ids: list[Any]) -> models.QuerySet:
+    """Rows of ``queryset`` whose ``organization_path`` is one of ``ids``."""
+    if organization_path == "pk":
+        return queryset.filter(pk__in=ids)
+    if organization_path == "memberships__organization":
+        # A user is visible through any of their memberships; a subquery avoids duplicate rows.
+        return queryset.filter(pk__in=Membership.objects.filter(organization_id__in=ids).values("user_id"))
+    return queryset.filter(**{f"{organization_path}__in": ids})
+
+
+def organization_path_of(model: type[models.Model]) -> str | None:
+    """How ``model`` reaches its organization, for foreign-key choices."""
+    if model is Organization:
+        return "pk"
+    if model is User:
+        return "memberships__organization"
+    field_names = {field.name for field in model._meta.get_fields()}
+    if "organization" in field_names:
+        return "organization"
+    if "agent" in field_names:
+        return "agent__organization"
+    return None
+
+
+class OrgScopedAdminMixin:
+    """Restricts a ``ModelAdmin`` or inline to the staff member's organizations.
+
+    ``organization_path`` is the lookup from the model to its ``Organization``
+    (``"organization"``, ``"agent__organization"``, ``"pk"`` for Organization itself).
+    """
+
+    organization_path: str = "organization"
+
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet:
+        queryset = super().get_queryset(request)  # type: ignore[misc]
+        ids = admin_organization_ids(request)
+        if ids is None:
+            return queryset
+        return scope_to_organizations(queryset, self.organization_path, ids)
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+        obj = super().get_object(request, object_id, from_field)  # type: ignore[misc]
+        if obj is None:
+            # Django would redirect with "does not exist"; a plain 404 says the same for
+            # missing rows and other organizations' rows alike.
+            raise Http404("Not found")
+        return obj
+
+    def formfield_for_foreignkey(self, db_field: models.ForeignKey, request: HttpRequest, **kwargs: Any) -> Field:
+        ids = admin_organization_ids(request)
+        path = organization_path_of(db_field.related_model)
+        if ids is not None and path is not None and "queryset" not in kwargs:
+            related = db_field.related_model._default_manager.using(kwargs.get("using"))
+            kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def formfield_for_manytomany(self, db_field: models.ManyToManyField, request: HttpRequest, **kwargs: Any) -> Field:
+        ids = admin_organization_ids(request)
+        path = organization_path_of(db_field.related_model)
+        if ids is not None and path is not None and "queryset" not in kwargs:
+            related = db_field.related_model._default_manager.using(kwargs.get("using"))
+            kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        if self.organization_path == "pk" and not request.user.is_superuser:
+            return False  # a new organization would be outside the staff member's scope
+        return super().has_add_permission(request, *args)  # type: ignore[misc]
+
+    def save_model(self, request: HttpRequest, obj: models.Model, form: Form, change: bool) -> None:
+        self.check_in_scope(request, obj)
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
+
+    def check_in_scope(self, request: HttpRequest, obj: models.Model) -> None:
+        """Refuse to save a row into an organization the staff member does not belong to."""
+        ids = admin_organization_ids(request)
+        if ids is None or self.organization_path in ("pk", "memberships__organization"):
+            return
+        organization_id: Any = obj
+        for part in self.organization_path.split("__"):
+            organization_id = getattr(organization_id, part, None)
+        organization_id = getattr(organization_id, "pk", None)
+        if organization_id not in ids:
+            raise PermissionDenied("That organization is outside what you administer.")
+
+
+class PublicIdSearchMixin:
+    """Lets the admin search box find a row by its public id (``run-<uuid>``) or bare UUID."""
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: models.QuerySet, search_term: str
+    ) -> tuple[models.QuerySet, bool]:
+        model = queryset.model
+        parse = getattr(model, "parse_public_id", None)
+        term = search_term.strip()
+        if parse is not None and term:
+            pk = parse(term)
+            if pk is not None:
+                return queryset.filter(pk=pk), False
+            for field_name in ("agent", "run"):
+                related = _related_model(model, field_name)
+                related_pk = related.parse_public_id(term) if related is not None else None
+                if related_pk is not None:
+                    return queryset.filter(**{f"{field_name}_id": related_pk}), False
+        return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
+
+
+def _related_model(model: type[models.Model], field_name: str) -> Any:
+    try:
+        field = model._meta.get_field(field_name)
+    except FieldDoesNotExist:
+        return None
+    related = getattr(field, "related_model", None)
+    return related if hasattr(related, "parse_public_id") else None
+
+
+class ReadOnlyAdminMixin:
+    """Rows written by the agent loop: viewable, deletable, never added or edited by hand."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

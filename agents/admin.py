@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import format_html
+
+from accounts.admin_scoping import OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin
+from agents.models import Agent, Message, Run, Step
+from tools.admin import AgentToolForm, AgentToolFormSet
+from tools.models import AgentTool
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+
+class AgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
+    model = AgentTool
+    form = AgentToolForm
+    formset = AgentToolFormSet
+    organization_path = "agent__organization"
+    extra = 0
+    fields = ("tool", "requires_approval", "effective")
+    readonly_fields = ("effective",)
+    verbose_name = "tool"
+    verbose_name_plural = "tools"
+
+    @admin.display(description="needs approval", boolean=True)
+    def effective(self, obj: AgentTool) -> bool | None:
+        return obj.effective_requires_approval if obj.pk else None
+
+
+@admin.register(Agent)
+class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
+    list_display = ("name", "public_id", "organization", "model", "tool_count", "messages_link", "created_at")
+    list_filter = (
+        ("organization", admin.RelatedOnlyFieldListFilter),
+        "model",
+        "enable_reasoner",
+        "parallel_tool_calls",
+    )
+    search_fields = ("name", "description", "model")
+    list_select_related = ("organization",)
+    readonly_fields = ("public_id", "messages_link", "created_by", "created_at", "updated_at", "context_start_seq")
+    inlines = (AgentToolInline,)
+    date_hierarchy = "created_at"
+    fieldsets = (
+        (None, {"fields": ("public_id", "organization", "name", "description", "messages_link")}),
+        ("Model", {"fields": ("model", "embedding", "system", "temperature", "max_tokens", "context_window")}),
+        (
+            "Behaviour",
+            {
+                "fields": (
+                    "max_steps",
+                    "parallel_tool_calls",
+                    "enable_reasoner",
+                    "max_reasoning_tokens",
+                    "reasoning_effort",
+                    "tool_rules",
+                    "tool_env_vars",
+                )
+            },
+        ),
+        ("Other", {"fields": ("tags", "metadata", "context_start_seq", "created_by", "created_at", "updated_at")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).annotate(tool_total=Count("agent_tools", distinct=True))
+
+    @admin.display(description="tools", ordering="tool_total")
+    def tool_count(self, obj: Agent) -> int:
+        return getattr(obj, "tool_total", 0)
+
+    @admin.display(description="messages")
+    def messages_link(self, obj: Agent) -> str:
+        if obj.pk is None:
+            return "—"
+        url = reverse("admin:agents_message_changelist") + f"?agent__id__exact={obj.pk}"
+        return format_html('<a href="{}">Messages</a>', url)
+
+    def save_model(self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool) -> None:
+        if not change and obj.created_by_id is None:
+            obj.created_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+
+def _pretty_json(value: Any) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@admin.register(Message)
+class MessageAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("public_id", "agent", "seq", "role", "preview", "is_err", "run", "created_at")
+    list_filter = ("role", "is_err", ("organization", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("otid", "name", "agent__name")
+    list_select_related = ("agent", "run")
+    ordering = ("agent", "-seq")
+    fields = (
+        "public_id",
+        "organization",
+        "agent",
+        "seq",
+        "role",
+        "name",
+        "otid",
+        "run",
+        "step",
+        "is_err",
+        "sender_user",
+        "sender_api_key",
+        "created_at",
+        "content_json",
+        "tool_calls_json",
+        "tool_returns_json",
+        "approvals_json",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="text")
+    def preview(self, obj: Message) -> str:
+        texts = [part.get("text", "") for part in obj.content if isinstance(part, dict) and part.get("type") == "text"]
+        text = " ".join(texts) or ", ".join(call.get("name", "") for call in obj.tool_calls if isinstance(call, dict))
+        return text[:80] + ("…" if len(text) > 80 else "")
+
+    @admin.display(description="content")
+    def content_json(self, obj: Message) -> str:
+        return _pretty_json(obj.content)
+
+    @admin.display(description="tool calls")
+    def tool_calls_json(self, obj: Message) -> str:
+        return _pretty_json(obj.tool_calls)
+
+    @admin.display(description="tool returns")
+    def tool_returns_json(self, obj: Message) -> str:
+        return _pretty_json(obj.tool_returns)
+
+    @admin.display(description="approvals")
+    def approvals_json(self, obj: Message) -> str:
+        return _pretty_json(obj.approvals)
+
+
+class StepInline(OrgScopedAdminMixin, ReadOnlyAdminMixin, admin.TabularInline):
+    model = Step
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    fields = ("number", "model", "status", "stop_reason", "total_tokens", "usage_estimated", "llm_ms", "tool_ms")
+    readonly_fields = fields
+
+
+@admin.register(Run)
+class RunAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "public_id",
+        "agent",
+        "status",
+        "stop_reason",
+        "background",
+        "step_count",
+        "total_tokens",
+        "duration",
+        "created_at",
+    )
+    list_filter = ("status", "stop_reason", "background", ("organization", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("agent__name",)
+    list_select_related = ("agent",)
+    date_hierarchy = "created_at"
+    inlines = (StepInline,)
+    fields = (
+        "public_id",
+        "organization",
+        "agent",
+        "status",
+        "stop_reason",
+        "background",
+        "step_count",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "created_by",
+        "api_key",
+        "created_at",
+        "started_at",
+        "completed_at",
+        "heartbeat_at",
+        "cancel_requested_at",
+        "request_json",
+        "error_json",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="duration")
+    def duration(self, obj: Run) -> str:
+        return "—" if obj.duration_ms is None else f"{obj.duration_ms} ms"
+
+    @admin.display(description="request")
+    def request_json(self, obj: Run) -> str:
+        return _pretty_json(obj.request)
+
+    @admin.display(description="error")
+    def error_json(self, obj: Run) -> str:
+        return _pretty_json(obj.error)
+
+
+@admin.register(Step)
+class StepAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("public_id", "run", "number", "model", "status", "stop_reason", "total_tokens", "llm_ms", "tool_ms")
+    list_filter = ("status", "stop_reason", "usage_estimated", ("organization", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("model", "agent__name")
+    list_select_related = ("run",)
+    fields = (
+        "public_id",
+        "organization",
+        "agent",
+        "run",
+        "number",
+        "model",
+        "status",
+        "stop_reason",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "reasoning_tokens",
+        "cached_tokens",
+        "usage_estimated",
+        "llm_ms",
+        "tool_ms",
+        "created_at",
+        "completed_at",
+        "error_json",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="error")
+    def error_json(self, obj: Step) -> str:
+        return _pretty_json(obj.error)

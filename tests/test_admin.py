@@ -1,0 +1,282 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from accounts.models import ApiKey, Membership, ProviderSettings, Role
+from agents.models import Agent
+from tests.factories import (
+    AgentFactory,
+    AgentToolFactory,
+    MembershipFactory,
+    MessageFactory,
+    RunFactory,
+    ToolFactory,
+    UserFactory,
+    api_key_for,
+)
+from tools.models import AgentTool
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(cast):
+    """dave: staff (not superuser) with every admin permission, member of org A only."""
+    dave = UserFactory(email="dave@example.com", is_staff=True)
+    dave.user_permissions.set(Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools"]))
+    MembershipFactory(user=dave, organization=cast.org_a, role=Role.ADMIN)
+    return dave
+
+
+@pytest.fixture
+def rows(cast):
+    """One agent (with a tool, a run, a message) and one API key in each organization."""
+    made = {}
+    for label, organization in (("acme", cast.org_a), ("globex", cast.org_b)):
+        agent = AgentFactory(organization=organization, name=f"{label}-agent")
+        tool = ToolFactory(organization=organization, name=f"{label}_tool")
+        AgentToolFactory(agent=agent, tool=tool)
+        run = RunFactory(agent=agent)
+        MessageFactory(agent=agent, content=[{"type": "text", "text": f"{label} says hi"}])
+        key, _ = api_key_for(organization, name=f"{label}-key")
+        made[label] = {"agent": agent, "tool": tool, "run": run, "key": key}
+    return made
+
+
+def changelist(model: str) -> str:
+    return reverse(f"admin:{model.replace('.', '_')}_changelist")
+
+
+def change(model: str, pk) -> str:
+    return reverse(f"admin:{model.replace('.', '_')}_change", args=[pk])
+
+
+@pytest.mark.parametrize(
+    ("model", "own", "other"),
+    [
+        ("agents.agent", "acme-agent", "globex-agent"),
+        ("tools.tool", "acme_tool", "globex_tool"),
+        ("accounts.apikey", "acme-key", "globex-key"),
+        ("agents.message", "acme says hi", "globex says hi"),
+        ("accounts.organization", "Acme", "Globex"),
+    ],
+)
+def test_it_lists_only_rows_of_the_staff_members_organizations(client, staff, rows, model, own, other):
+    client.force_login(staff)
+
+    content = client.get(changelist(model)).content.decode()
+
+    assert own in content
+    assert other not in content
+
+
+def test_it_lists_only_runs_of_the_staff_members_organizations(client, staff, rows):
+    client.force_login(staff)
+
+    content = client.get(changelist("agents.run")).content.decode()
+
+    assert rows["acme"]["run"].public_id in content
+    assert rows["globex"]["run"].public_id not in content
+
+
+@pytest.mark.parametrize("kind", ["agent", "tool", "run", "key"])
+def test_it_rejects_other_org(client, staff, rows, kind):
+    model = {"agent": "agents.agent", "tool": "tools.tool", "run": "agents.run", "key": "accounts.apikey"}[kind]
+    client.force_login(staff)
+
+    own = client.get(change(model, rows["acme"][kind].pk))
+    other = client.get(change(model, rows["globex"][kind].pk))
+
+    assert own.status_code == 200
+    assert other.status_code == 404
+
+
+def test_it_does_not_name_other_organizations_in_filters(client, staff, rows):
+    client.force_login(staff)
+
+    content = client.get(changelist("agents.run")).content.decode()
+
+    assert "Globex" not in content
+
+
+def test_it_offers_only_own_organizations_when_adding_an_agent(client, staff, cast):
+    client.force_login(staff)
+
+    content = client.get(reverse("admin:agents_agent_add")).content.decode()
+
+    assert cast.org_a.name in content
+    assert cast.org_b.name not in content
+
+
+def test_it_refuses_to_save_an_agent_into_another_organization(client, staff, cast):
+    client.force_login(staff)
+
+    response = client.post(
+        reverse("admin:agents_agent_add"),
+        {
+            "organization": cast.org_b.pk,
+            "name": "sneaky",
+            "model": "demo/echo-1",
+            "temperature": 0.7,
+            "context_window": 32000,
+            "max_steps": 50,
+            "max_reasoning_tokens": 0,
+            "tags": "[]",
+            "tool_rules": "[]",
+            "tool_env_vars": "{}",
+            "metadata": "{}",
+            "agent_tools-TOTAL_FORMS": 0,
+            "agent_tools-INITIAL_FORMS": 0,
+        },
+    )
+
+    assert response.status_code == 200
+    assert not Agent.objects.filter(name="sneaky").exists()
+
+
+def test_it_offers_only_the_agents_own_tools_in_the_inline(client, staff, rows):
+    client.force_login(staff)
+    other_tool_in_scope = ToolFactory(organization=rows["acme"]["agent"].organization, name="second_acme_tool")
+
+    content = client.get(change("agents.agent", rows["acme"]["agent"].pk)).content.decode()
+
+    assert other_tool_in_scope.name in content
+    assert "globex_tool" not in content
+
+
+def test_it_links_an_agent_to_its_messages(client, staff, rows):
+    client.force_login(staff)
+    agent = rows["acme"]["agent"]
+    MessageFactory(agent=AgentFactory(organization=agent.organization), content=[{"type": "text", "text": "elsewhere"}])
+
+    page = client.get(change("agents.agent", agent.pk)).content.decode()
+    link = changelist("agents.message") + f"?agent__id__exact={agent.pk}"
+    assert link in page
+    messages = client.get(link)
+
+    assert messages.status_code == 200
+    assert "acme says hi" in messages.content.decode()
+    assert "elsewhere" not in messages.content.decode()
+
+
+def test_it_finds_a_run_by_its_public_id(client, staff, rows):
+    client.force_login(staff)
+    other_run = RunFactory(agent=rows["acme"]["agent"])
+
+    content = client.get(changelist("agents.run"), {"q": rows["acme"]["run"].public_id}).content.decode()
+
+    assert rows["acme"]["run"].public_id in content
+    assert other_run.public_id not in content
+
+
+def test_it_never_shows_an_api_key_hash(client, staff, rows):
+    client.force_login(staff)
+    key = rows["acme"]["key"]
+
+    content = client.get(change("accounts.apikey", key.pk)).content.decode()
+
+    assert key.prefix in content
+    assert key.key_hash not in content
+
+
+def test_it_revokes_keys_with_the_admin_action(client, staff, rows):
+    client.force_login(staff)
+    key = rows["acme"]["key"]
+
+    client.post(
+        changelist("accounts.apikey"),
+        {"action": "revoke", "_selected_action": [key.pk, rows["globex"]["key"].pk]},
+    )
+
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+    assert ApiKey.objects.get(pk=rows["globex"]["key"].pk).revoked_at is None
+
+
+def test_it_stores_a_provider_key_encrypted_and_never_shows_it(client, staff, cast):
+    client.force_login(staff)
+
+    client.post(
+        reverse("admin:accounts_providersettings_add"),
+        {"organization": cast.org_a.pk, "provider": "openai", "api_key": "sk-live-secret", "base_url": ""},
+    )
+
+    settings = ProviderSettings.objects.get()
+    assert settings.api_key == "sk-live-secret"
+    assert "sk-live-secret" not in settings.api_key_encrypted
+    page = client.get(change("accounts.providersettings", settings.pk)).content.decode()
+    assert "sk-live-secret" not in page
+    assert settings.api_key_encrypted not in page
+
+
+def test_it_keeps_the_provider_key_when_the_field_is_left_empty(client, staff, cast):
+    settings = ProviderSettings(organization=cast.org_a, provider="anthropic")
+    settings.api_key = "sk-ant-secret"
+    settings.save()
+    client.force_login(staff)
+
+    client.post(
+        change("accounts.providersettings", settings.pk),
+        {"organization": cast.org_a.pk, "provider": "anthropic", "api_key": "", "base_url": "https://example.com"},
+    )
+
+    settings.refresh_from_db()
+    assert (settings.api_key, settings.base_url) == ("sk-ant-secret", "https://example.com")
+
+
+def test_it_refuses_to_demote_the_last_owner_in_the_admin(admin_client, cast):
+    owner = Membership.objects.get(user=cast.charlie)
+
+    client_response = admin_client.post(
+        change("accounts.membership", owner.pk),
+        {"user": cast.charlie.pk, "organization": cast.org_b.pk, "role": Role.MEMBER},
+    )
+
+    assert client_response.status_code == 200
+    assert Membership.objects.get(pk=owner.pk).role == Role.OWNER
+
+
+def test_it_lets_superusers_see_every_organization(admin_client, rows):
+    content = admin_client.get(changelist("agents.agent")).content.decode()
+
+    assert "acme-agent" in content
+    assert "globex-agent" in content
+
+
+def test_it_shows_staff_the_people_of_their_organizations_read_only(client, staff, cast):
+    client.force_login(staff)
+
+    listing = client.get(changelist("accounts.user")).content.decode()
+    page = client.get(change("accounts.user", cast.bob.pk))
+
+    assert "bob@example.com" in listing
+    assert "charlie@example.com" not in listing
+    assert page.status_code == 200
+    assert b'name="is_superuser"' not in page.content
+    assert client.get(change("accounts.user", cast.charlie.pk)).status_code == 404
+
+
+def test_it_keeps_agent_tools_within_one_organization(client, staff, rows):
+    client.force_login(staff)
+    agent = rows["acme"]["agent"]
+
+    client.post(
+        change("tools.tool", rows["acme"]["tool"].pk),
+        {
+            "organization": agent.organization.pk,
+            "name": "acme_tool",
+            "kind": "source",
+            "tool_type": "custom",
+            "source_type": "python",
+            "return_char_limit": 50000,
+            "json_schema": "{}",
+            "tags": "[]",
+            "metadata": "{}",
+            "agent_tools-TOTAL_FORMS": 1,
+            "agent_tools-INITIAL_FORMS": 0,
+            "agent_tools-0-agent": rows["globex"]["agent"].pk,
+        },
+    )
+
+    assert not AgentTool.objects.filter(agent=rows["globex"]["agent"], tool=rows["acme"]["tool"]).exists()

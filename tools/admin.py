@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count
+from django.forms.models import BaseInlineFormSet
+from django.utils.html import format_html
+
+from accounts.admin_scoping import OrgScopedAdminMixin, PublicIdSearchMixin
+from tools.models import AgentTool, Tool
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+
+class AgentToolFormSet(BaseInlineFormSet):
+    """Offers only rows of the parent's organization once the parent exists (agent's tools, tool's agents)."""
+
+    def add_fields(self, form: forms.ModelForm, index: int | None) -> None:
+        super().add_fields(form, index)
+        organization_id = getattr(self.instance, "organization_id", None)
+        if organization_id is None:
+            return
+        for name in ("agent", "tool"):
+            field = form.fields.get(name)
+            if isinstance(field, forms.ModelChoiceField):  # the parent's own key is not a choice
+                field.queryset = field.queryset.filter(organization_id=organization_id)
+
+
+class AgentToolForm(forms.ModelForm):
+    class Meta:
+        model = AgentTool
+        fields = ("agent", "tool", "requires_approval")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        agent = cleaned.get("agent") or getattr(self.instance, "agent", None)
+        tool = cleaned.get("tool") or getattr(self.instance, "tool", None)
+        if agent is not None and tool is not None and tool.organization_id != agent.organization_id:
+            raise forms.ValidationError("An agent can only use tools of its own organization.")
+        return cleaned
+
+
+class ToolAgentInline(OrgScopedAdminMixin, admin.TabularInline):
+    """The agents that use this tool, with each agent's approval override."""
+
+    model = AgentTool
+    form = AgentToolForm
+    formset = AgentToolFormSet
+    organization_path = "agent__organization"
+    extra = 0
+    fields = ("agent", "requires_approval")
+    verbose_name = "agent using this tool"
+    verbose_name_plural = "agents using this tool"
+
+
+@admin.register(Tool)
+class ToolAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
+    list_display = (
+        "name",
+        "public_id",
+        "organization",
+        "kind",
+        "default_requires_approval",
+        "agent_count",
+        "updated_at",
+    )
+    list_filter = (
+        "kind",
+        "default_requires_approval",
+        "tool_type",
+        ("organization", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = ("name", "description")
+    list_select_related = ("organization",)
+    readonly_fields = ("public_id", "schema", "created_by", "created_at", "updated_at")
+    inlines = (ToolAgentInline,)
+    fieldsets = (
+        (None, {"fields": ("public_id", "organization", "name", "description", "kind", "tool_type")}),
+        ("Behaviour", {"fields": ("default_requires_approval", "return_char_limit", "enable_parallel_execution")}),
+        ("Source", {"fields": ("source_type", "source_code", "json_schema", "schema")}),
+        ("Other", {"fields": ("tags", "metadata", "created_by", "created_at", "updated_at")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).annotate(agent_total=Count("agent_tools", distinct=True))
+
+    @admin.display(description="agents", ordering="agent_total")
+    def agent_count(self, obj: Tool) -> int:
+        return getattr(obj, "agent_total", 0)
+
+    @admin.display(description="schema (formatted)")
+    def schema(self, obj: Tool) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(obj.json_schema, indent=2, ensure_ascii=False))
+
+    def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
+        if not change and obj.created_by_id is None:
+            obj.created_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
