@@ -174,6 +174,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["accounts.authentication.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": env.str("API_RATE_LIMIT", default="600/minute")},
     "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "agents.api.errors.exception_handler",
 }
 
 SPECTACULAR_SETTINGS = {
