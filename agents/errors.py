@@ -71,3 +71,13 @@ class ValidationFailed(ApplicationError):
 class NotFound(ApplicationError):
     status_code = 404
     default_detail = "Not found"
+
+
+class InvalidArgument(ApplicationError):
+    """Well-formed input that names something we cannot use (Letta's ``INVALID_ARGUMENT``, 400)."""
+
+    status_code = 400
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(f"INVALID_ARGUMENT: {message}")
+        self.field = field
