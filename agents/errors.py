@@ -81,3 +81,9 @@ class InvalidArgument(ApplicationError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(f"INVALID_ARGUMENT: {message}")
         self.field = field
+
+
+class Conflict(ApplicationError):
+    """The request clashes with existing state (a tool name already taken, …)."""
+
+    status_code = 409

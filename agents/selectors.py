@@ -1,0 +1,220 @@
+"""Reads on agents, messages and tools, always scoped to one organization or one agent.
+
+Cursors are public ids (``message-…``, ``agent-…``, ``tool-…``). A cursor that names
+no row the caller can see is ``NotFound`` (404), like any other id of another organization.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from django.db import connection
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
+
+from agents.errors import NotFound
+from agents.models import Agent, Message, MessageRole
+from tools.models import AgentTool, Tool
+
+if TYPE_CHECKING:
+    import uuid
+
+    from accounts.models import Organization
+
+Order = Literal["asc", "desc"]
+
+
+# --- messages -----------------------------------------------------------------------------
+
+
+def _message_cursor(agent: Agent, public_id: str) -> int:
+    pk = Message.parse_public_id(public_id)
+    seq = Message.objects.filter(agent=agent, pk=pk).values_list("seq", flat=True).first() if pk else None
+    if seq is None:
+        raise NotFound(f"Message {public_id} not found")
+    return seq
+
+
+def message_list(
+    *,
+    agent: Agent,
+    after: str | None = None,
+    before: str | None = None,
+    limit: int = 100,
+    order: Order = "desc",
+    include_system: bool = False,
+) -> list[Message]:
+    """A page of the agent's rows, always in chronological order (Letta's ``messages.list``).
+
+    ``after`` / ``before`` are message ids: only rows strictly newer / older than that
+    row. ``limit`` counts rows (one row may show as several LettaMessages).
+    ``order="desc"`` takes the newest ``limit`` rows of that range, ``"asc"`` the oldest.
+    System rows are left out unless ``include_system``.
+    """
+    rows = Message.objects.filter(agent=agent)
+    if not include_system:
+        rows = rows.exclude(role=MessageRole.SYSTEM)
+    if after:
+        rows = rows.filter(seq__gt=_message_cursor(agent, after))
+    if before:
+        rows = rows.filter(seq__lt=_message_cursor(agent, before))
+    if order == "desc":
+        return list(reversed(rows.order_by("-seq")[:limit]))
+    return list(rows.order_by("seq")[:limit])
+
+
+def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Each agent's in-context row ids in order, in one query."""
+    result: dict[uuid.UUID, list[uuid.UUID]] = {agent.pk: [] for agent in agents}
+    if not agents:
+        return result
+    window = Q()
+    for agent in agents:
+        window |= Q(agent=agent, seq__gte=agent.context_start_seq)
+    for agent_id, message_id in Message.objects.filter(window).order_by("agent", "seq").values_list("agent", "id"):
+        result[agent_id].append(message_id)
+    return result
+
+
+# --- agents -------------------------------------------------------------------------------
+
+
+def _with_tools(agents: QuerySet[Agent]) -> QuerySet[Agent]:
+    return agents.prefetch_related("agent_tools__tool")
+
+
+def agent_get(*, organization: Organization | None, agent_id: str) -> Agent:
+    """The agent ``agent_id`` of ``organization`` with its tools, or ``NotFound``."""
+    pk = Agent.parse_public_id(agent_id)
+    agent = _with_tools(Agent.objects.for_org(organization)).filter(pk=pk).first() if pk else None
+    if agent is None:
+        raise NotFound("Agent not found")
+    return agent
+
+
+def _has_tag(tag: str) -> Q | RawSQL:
+    """Rows whose JSON ``tags`` list contains ``tag`` (SQLite has no JSON ``contains`` lookup)."""
+    if connection.vendor == "postgresql":
+        return Q(tags__contains=[tag])
+    table = Agent._meta.db_table
+    return RawSQL(
+        f'EXISTS (SELECT 1 FROM json_each("{table}"."tags") WHERE json_each.value = %s)',
+        (tag,),
+        output_field=BooleanField(),
+    )
+
+
+def _page(
+    rows: QuerySet[Any],
+    model: type[Agent] | type[Tool],
+    *,
+    after: str | None,
+    before: str | None,
+    limit: int,
+    order: Order,
+) -> list[Any]:
+    """One page of ``rows`` ordered by creation time (then id); ``after``/``before`` follow that order."""
+    descending = order == "desc"
+    for cursor, later in ((after, True), (before, False)):
+        if not cursor:
+            continue
+        pk = model.parse_public_id(cursor)
+        anchor = rows.filter(pk=pk).values_list("created_at", "pk").first() if pk else None
+        if anchor is None:
+            raise NotFound(f"{model.__name__} {cursor} not found")
+        created_at, anchor_pk = anchor
+        newer = Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=anchor_pk)
+        older = Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=anchor_pk)
+        rows = rows.filter(older if later == descending else newer)
+    ordering = ("-created_at", "-pk") if descending else ("created_at", "pk")
+    return list(rows.order_by(*ordering)[:limit])
+
+
+def agent_list(
+    *,
+    organization: Organization | None,
+    name: str | None = None,
+    query_text: str | None = None,
+    tags: Sequence[str] = (),
+    match_all_tags: bool = False,
+    after: str | None = None,
+    before: str | None = None,
+    limit: int = 50,
+    order: Order = "desc",
+) -> list[Agent]:
+    """The organization's agents, newest first by default, with their tools prefetched.
+
+    ``tags`` matches agents with any of them (all of them with ``match_all_tags``).
+    """
+    agents = Agent.objects.for_org(organization)
+    if name:
+        agents = agents.filter(name=name)
+    if query_text:
+        agents = agents.filter(name__icontains=query_text)
+    if tags:
+        conditions = [_has_tag(tag) for tag in tags]
+        if match_all_tags:
+            for condition in conditions:
+                agents = agents.filter(condition)
+        else:
+            agents = agents.filter(_any(conditions))
+    return _page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
+
+
+def _any(conditions: list[Q | RawSQL]) -> Q:
+    combined = Q()
+    for condition in conditions:
+        combined |= condition if isinstance(condition, Q) else Q(condition)
+    return combined
+
+
+# --- tools --------------------------------------------------------------------------------
+
+
+def tool_get(*, organization: Organization | None, tool_id: str) -> Tool:
+    pk = Tool.parse_public_id(tool_id)
+    tool = Tool.objects.for_org(organization).filter(pk=pk).first() if pk else None
+    if tool is None:
+        raise NotFound("Tool not found")
+    return tool
+
+
+def tool_list(
+    *,
+    organization: Organization | None,
+    name: str | None = None,
+    names: Sequence[str] = (),
+    tool_ids: Sequence[str] = (),
+    search: str | None = None,
+    tool_types: Sequence[str] = (),
+    exclude_tool_types: Sequence[str] = (),
+    return_only_letta_tools: bool = False,
+    after: str | None = None,
+    before: str | None = None,
+    limit: int = 50,
+    order: Order = "desc",
+) -> list[Tool]:
+    """The organization's tools, newest first by default, with Letta's filters."""
+    tools = Tool.objects.for_org(organization)
+    if name:
+        tools = tools.filter(name=name)
+    if names:
+        tools = tools.filter(name__in=names)
+    if tool_ids:
+        tools = tools.filter(pk__in=[pk for pk in map(Tool.parse_public_id, tool_ids) if pk])
+    if search:
+        tools = tools.filter(name__icontains=search)
+    if tool_types:
+        tools = tools.filter(tool_type__in=tool_types)
+    if exclude_tool_types:
+        tools = tools.exclude(tool_type__in=exclude_tool_types)
+    if return_only_letta_tools:
+        tools = tools.filter(tool_type__startswith="letta_")
+    return _page(tools, Tool, after=after, before=before, limit=limit, order=order)
+
+
+def agent_tool_list(*, agent: Agent) -> list[Tool]:
+    """The tools attached to ``agent``, in attachment order."""
+    rows = AgentTool.objects.filter(agent=agent).select_related("tool").order_by("created_at", "tool__name")
+    return [row.tool for row in rows]

@@ -1,0 +1,393 @@
+"""Writes on agents: create, update, delete, tool attachment and the per-agent approval policy.
+
+Keyword-only and transactional. Tool approval has one source of truth, the
+``AgentTool.requires_approval`` override (``None`` inherits the tool's default):
+``requires_approval`` tool rules given by a client are turned into overrides and
+never stored in ``Agent.tool_rules``; ``agents.api.wire.agent_state`` derives them back.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.errors import InvalidArgument, NotFound
+from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
+from tools.models import AgentTool, Tool
+
+if TYPE_CHECKING:
+    from accounts.models import Organization, User
+
+MODEL_PROVIDERS = ("anthropic", "demo", "openai")
+DEFAULT_EMBEDDING_HANDLE = "openai/text-embedding-3-small"
+EMBEDDING_PROVIDERS = ("letta", "openai")
+TOOL_RULE_TYPES = frozenset(
+    {
+        "conditional",
+        "constrain_child_tools",
+        "continue_loop",
+        "exit_loop",
+        "max_count_per_step",
+        "parent_last_tool",
+        "required_before_exit",
+        "requires_approval",
+        "run_first",
+    }
+)
+# Anthropic models with extended thinking get it on by default, as on Letta.
+_THINKING_MODEL_PREFIXES = ("claude-3-7", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-4")
+DEFAULT_MAX_REASONING_TOKENS = 1024
+_LLM_CONFIG_FIELDS = (
+    "temperature",
+    "max_tokens",
+    "context_window",
+    "parallel_tool_calls",
+    "enable_reasoner",
+    "max_reasoning_tokens",
+    "reasoning_effort",
+)
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+def split_handle(handle: str) -> tuple[str, str]:
+    """``("anthropic", "claude-sonnet-4-5-20250929")`` for ``anthropic/claude-sonnet-4-5-20250929``."""
+    provider, _, model = handle.partition("/")
+    return provider, model
+
+
+def validate_model_handle(handle: str) -> str:
+    """``provider/model`` with a provider we can talk to; raises ``InvalidArgument`` naming the handle."""
+    provider, model = split_handle(handle or "")
+    if provider not in MODEL_PROVIDERS or not model:
+        raise InvalidArgument(
+            f"Model handle {handle!r} is not supported: expected 'provider/model' with provider one of "
+            f"{', '.join(MODEL_PROVIDERS)}.",
+            field="model",
+        )
+    return handle
+
+
+def validate_embedding_handle(handle: str) -> str:
+    provider, model = split_handle(handle or "")
+    if provider not in EMBEDDING_PROVIDERS or not model:
+        raise InvalidArgument(f"Embedding provider {provider!r} is not supported", field="embedding")
+    supported = model.startswith("text-embedding-") if provider == "openai" else model == "letta-free"
+    if not supported:
+        raise InvalidArgument(f"Embedding model {model} is not supported by {provider}", field="embedding")
+    return handle
+
+
+def reasoning_defaults(handle: str) -> dict[str, Any]:
+    """What ``enable_reasoner`` / ``max_reasoning_tokens`` a new agent on ``handle`` starts with."""
+    provider, model = split_handle(handle)
+    thinking = provider == "anthropic" and model.startswith(_THINKING_MODEL_PREFIXES)
+    return {"enable_reasoner": thinking, "max_reasoning_tokens": DEFAULT_MAX_REASONING_TOKENS if thinking else 0}
+
+
+def handle_from_llm_config(config: Mapping[str, Any]) -> str | None:
+    """The model handle an ``LlmConfig`` names: its ``handle``, else ``<endpoint type>/<model>``."""
+    if config.get("handle"):
+        return str(config["handle"])
+    provider = config.get("model_endpoint_type") or config.get("provider_name")
+    if config.get("model") and provider:
+        return f"{provider}/{config['model']}"
+    return None
+
+
+def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], set[str]]:
+    """Stored rules, and the names of tools that ``requires_approval`` rules gate."""
+    stored: list[dict[str, Any]] = []
+    gated: set[str] = set()
+    for rule in tool_rules:
+        if rule.get("type") not in TOOL_RULE_TYPES or not isinstance(rule.get("tool_name"), str):
+            raise InvalidArgument(f"Unsupported tool rule {dict(rule)!r}", field="tool_rules")
+        if rule["type"] == "requires_approval":
+            gated.add(rule["tool_name"])
+        else:
+            stored.append({"prompt_template": None, **rule})
+    return stored, gated
+
+
+def _tools_by_ids(organization: Organization, tool_ids: Sequence[str]) -> list[Tool]:
+    wanted = [(raw, Tool.parse_public_id(raw)) for raw in tool_ids]
+    found = {t.pk: t for t in Tool.objects.for_org(organization).filter(pk__in=[pk for _, pk in wanted if pk])}
+    missing = [raw for raw, pk in wanted if pk not in found]
+    if missing:
+        raise InvalidArgument(f"Tools not found: {', '.join(map(str, missing))}", field="tool_ids")
+    return list(dict.fromkeys(found[pk] for _, pk in wanted if pk))
+
+
+def _tools_by_names(organization: Organization, names: Sequence[str]) -> list[Tool]:
+    found = {t.name: t for t in Tool.objects.for_org(organization).filter(name__in=names)}
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise InvalidArgument(f"Tools not found: {', '.join(missing)}", field="tools")
+    return list(dict.fromkeys(found[name] for name in names))
+
+
+def _apply_approval_rules(agent: Agent, gated: set[str]) -> None:
+    """Make the attached tools named in ``gated`` need approval and every other one not."""
+    attached = {at.tool.name: at for at in AgentTool.objects.filter(agent=agent).select_related("tool")}
+    unknown = sorted(gated - attached.keys())
+    if unknown:
+        raise InvalidArgument(
+            f"requires_approval rules name tools that are not attached: {', '.join(unknown)}", field="tool_rules"
+        )
+    for name, at in attached.items():
+        if name in gated:
+            wanted: bool | None = True
+        else:
+            wanted = False if at.tool.default_requires_approval else None
+        if at.requires_approval != wanted:
+            at.requires_approval = wanted
+            at.save(update_fields=["requires_approval"])
+
+
+def login_message_text(now: datetime | None = None) -> str:
+    """The first user message of a new agent, as Letta's ``letta_v1_agent`` writes it."""
+    moment = (now or timezone.now()).astimezone(UTC)
+    return json.dumps(
+        {
+            "type": "login",
+            "last_login": "Never (first login)",
+            "time": moment.strftime("%Y-%m-%d %I:%M:%S %p %Z%z"),
+        },
+        indent=2,
+    )
+
+
+# --- agents -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def agent_create(
+    *,
+    organization: Organization,
+    created_by: User | None = None,
+    name: str | None = None,
+    model: str | None = None,
+    system: str | None = None,
+    description: str = "",
+    tool_ids: Sequence[str] = (),
+    tool_names: Sequence[str] = (),
+    tool_rules: Sequence[Mapping[str, Any]] = (),
+    tags: Sequence[str] = (),
+    embedding: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    llm_config: Mapping[str, Any] | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    context_window: int | None = None,
+    parallel_tool_calls: bool | None = None,
+    enable_reasoner: bool | None = None,
+    max_reasoning_tokens: int | None = None,
+    reasoning_effort: str | None = None,
+    tool_env_vars: Mapping[str, str] | None = None,
+    include_base_tools: bool = False,
+) -> Agent:
+    """Create an agent with its tools and its two initial in-context rows (system prompt, login).
+
+    ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model
+    settings instead, and explicit keyword settings win over both. Tools are looked up
+    in ``organization`` only; an unknown id or name is an ``InvalidArgument`` naming it.
+    """
+    config = dict(llm_config or {})
+    handle = validate_model_handle(model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE)
+    embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE)
+    stored_rules, gated = _split_tool_rules(tool_rules)
+
+    explicit = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "context_window": context_window,
+        "parallel_tool_calls": parallel_tool_calls,
+        "enable_reasoner": enable_reasoner,
+        "max_reasoning_tokens": max_reasoning_tokens,
+        "reasoning_effort": reasoning_effort,
+    }
+    model_settings = {
+        **reasoning_defaults(handle),
+        **{k: config[k] for k in _LLM_CONFIG_FIELDS if config.get(k) is not None},
+        **{k: v for k, v in explicit.items() if v is not None},
+    }
+    if model_settings.get("reasoning_effort") is None:
+        model_settings.pop("reasoning_effort", None)
+
+    agent = Agent.objects.create(
+        organization=organization,
+        created_by=created_by,
+        name=name or f"agent-{secrets.token_hex(4)}",
+        description=description or "",
+        system=DEFAULT_SYSTEM_PROMPT if system is None else system,
+        model=handle,
+        embedding=embedding_handle,
+        tags=list(tags),
+        tool_rules=stored_rules,
+        tool_env_vars=dict(tool_env_vars or {}),
+        metadata=dict(metadata or {}),
+        **model_settings,
+    )
+
+    tools = _tools_by_ids(organization, tool_ids) + _tools_by_names(organization, tool_names)
+    if include_base_tools:
+        from tools.services import base_tools_upsert
+
+        tools += base_tools_upsert(organization=organization)
+    AgentTool.objects.bulk_create([AgentTool(agent=agent, tool=tool) for tool in dict.fromkeys(tools)])
+    if gated:
+        _apply_approval_rules(agent, gated)
+
+    now = timezone.now()
+    Message.objects.bulk_create(
+        [
+            Message(
+                organization=organization,
+                agent=agent,
+                seq=0,
+                role=MessageRole.SYSTEM,
+                content=[{"type": "text", "text": agent.system}],
+            ),
+            Message(
+                organization=organization,
+                agent=agent,
+                seq=1,
+                role=MessageRole.USER,
+                content=[{"type": "text", "text": login_message_text(now)}],
+            ),
+        ]
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_update(
+    *,
+    agent: Agent,
+    name: str | None = None,
+    description: str | None = None,
+    system: str | None = None,
+    tags: Sequence[str] | None = None,
+    tool_ids: Sequence[str] | None = None,
+    tool_rules: Sequence[Mapping[str, Any]] | None = None,
+    model: str | None = None,
+    embedding: str | None = None,
+    llm_config: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    tool_env_vars: Mapping[str, str] | None = None,
+    reasoning: bool | None = None,
+) -> Agent:
+    """Change the given fields (``None`` leaves a field as it is) and return the agent.
+
+    A new ``model`` handle resets the reasoning settings to that model's defaults,
+    unless ``llm_config`` sets them. ``llm_config`` is Letta's shape: its handle (or
+    endpoint type and model) and the settings ``temperature``, ``max_tokens``,
+    ``context_window``, ``parallel_tool_calls``, ``enable_reasoner``,
+    ``max_reasoning_tokens`` and ``reasoning_effort``. A new ``system`` prompt also
+    rewrites the in-context system row. ``tool_ids`` replaces the attached tools;
+    ``tool_rules`` replaces the rules, and its ``requires_approval`` rules become the
+    attached tools' approval overrides.
+    """
+    agent = Agent.objects.select_for_update().get(pk=agent.pk)
+    config = dict(llm_config or {})
+    handle = model or handle_from_llm_config(config)
+    if handle and handle != agent.model:
+        agent.model = validate_model_handle(handle)
+        for field, value in reasoning_defaults(handle).items():
+            setattr(agent, field, value)
+    for field in _LLM_CONFIG_FIELDS:
+        if field not in config:
+            continue
+        value = config[field]
+        if field == "reasoning_effort":
+            value = value or ""
+        elif value is None and field != "max_tokens":
+            continue
+        setattr(agent, field, value)
+    if reasoning is not None:
+        agent.enable_reasoner = reasoning
+        if reasoning and not agent.max_reasoning_tokens:
+            agent.max_reasoning_tokens = DEFAULT_MAX_REASONING_TOKENS
+    if embedding is not None:
+        agent.embedding = validate_embedding_handle(embedding)
+    if name is not None:
+        agent.name = name
+    if description is not None:
+        agent.description = description
+    if tags is not None:
+        agent.tags = list(tags)
+    if metadata is not None:
+        agent.metadata = dict(metadata)
+    if tool_env_vars is not None:
+        agent.tool_env_vars = dict(tool_env_vars)
+    if system is not None and system != agent.system:
+        agent.system = system
+        system_row = Message.objects.in_context(agent).filter(role=MessageRole.SYSTEM).first()
+        if system_row is not None:
+            system_row.content = [{"type": "text", "text": system}]
+            system_row.save(update_fields=["content"])
+
+    if tool_ids is not None:
+        tools = _tools_by_ids(agent.organization, tool_ids)
+        AgentTool.objects.filter(agent=agent).exclude(tool__in=tools).delete()
+        for tool in tools:
+            AgentTool.objects.get_or_create(agent=agent, tool=tool)
+    if tool_rules is not None:
+        stored_rules, gated = _split_tool_rules(tool_rules)
+        agent.tool_rules = stored_rules
+        _apply_approval_rules(agent, gated)
+
+    agent.save()
+    return agent
+
+
+@transaction.atomic
+def agent_delete(*, agent: Agent) -> None:
+    """Delete the agent with its messages, runs, steps and tool attachments."""
+    agent.delete()
+
+
+def _check_same_org(agent: Agent, tool: Tool) -> None:
+    if tool.organization_id != agent.organization_id:
+        raise NotFound("Tool not found")
+
+
+def _touch(agent: Agent) -> None:
+    agent.updated_at = timezone.now()
+    Agent.objects.filter(pk=agent.pk).update(updated_at=agent.updated_at)
+
+
+@transaction.atomic
+def agent_attach_tool(*, agent: Agent, tool: Tool) -> Agent:
+    """Attach ``tool`` (idempotent); its approval follows the tool's default until overridden."""
+    _check_same_org(agent, tool)
+    AgentTool.objects.get_or_create(agent=agent, tool=tool)
+    _touch(agent)
+    return agent
+
+
+@transaction.atomic
+def agent_detach_tool(*, agent: Agent, tool: Tool) -> Agent:
+    """Detach ``tool`` (idempotent); the agent's approval override for it goes with it."""
+    _check_same_org(agent, tool)
+    AgentTool.objects.filter(agent=agent, tool=tool).delete()
+    _touch(agent)
+    return agent
+
+
+@transaction.atomic
+def agent_set_tool_approval(*, agent: Agent, tool_name: str, requires_approval: bool) -> Agent:
+    """Override whether calls of the attached tool ``tool_name`` wait for a human."""
+    updated = AgentTool.objects.filter(agent=agent, tool__name=tool_name).update(requires_approval=requires_approval)
+    if not updated:
+        raise NotFound(f"Tool {tool_name} is not attached to agent {agent.public_id}")
+    _touch(agent)
+    return agent
