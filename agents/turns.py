@@ -121,3 +121,33 @@ async def open_turn(
         max_steps=max_steps,
     )
     return await start_turn(collab, turn_input, stream_tokens=stream_tokens)
+
+
+def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
+    from agents.conversation import snapshot
+    from agents.engine.loop import preview_request
+    from agents.models import Message
+
+    rows = [snapshot(m) for m in Message.objects.in_context(agent)]
+    request = preview_request(
+        rows, turn_input, tool_specs(agent), model_settings(agent), ToolRules.from_json(agent.tool_rules)
+    )
+    from agents.llm.registry import get_llm_client
+
+    client, _model = get_llm_client(agent.model, organization=agent.organization)
+    return client.build_payload(request, stream=False)
+
+
+async def preview_payload(*, agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
+    """The exact JSON body the provider would receive for this input now; nothing is persisted."""
+    return await sync_to_async(_preview)(agent, turn_input)
+
+
+def check_input(*, agent: Agent, turn_input: TurnInput) -> None:
+    """Raise the engine's errors now for input the agent's state does not accept (used before queueing a run)."""
+    from agents.conversation import snapshot
+    from agents.engine.loop import check_turn_input
+    from agents.models import Message
+
+    rows = [snapshot(m) for m in Message.objects.in_context(agent)]
+    check_turn_input(rows, turn_input)

@@ -37,6 +37,7 @@ class ReasoningDeltaEvent:
     run_id: Any
     seq: int
     message_id: Any
+    step_id: Any
     text: str
     signature: str | None = None
     type: Literal["reasoning_delta"] = "reasoning_delta"
@@ -47,6 +48,7 @@ class TextDeltaEvent:
     run_id: Any
     seq: int
     message_id: Any
+    step_id: Any
     text: str
     type: Literal["text_delta"] = "text_delta"
 
@@ -56,6 +58,7 @@ class ToolCallDeltaEvent:
     run_id: Any
     seq: int
     message_id: Any
+    step_id: Any
     index: int
     tool_call_id: str | None
     name: str | None

@@ -35,6 +35,7 @@ from agents.llm.base import (
     Completed,
     LLMError,
     LLMInvalidResponse,
+    LLMRequest,
     ReasoningDelta,
     ReasoningSignature,
     RedactedReasoning,
@@ -160,6 +161,47 @@ def missing_results(rows: list[MessageSnapshot]) -> tuple[MessageSnapshot, Messa
     return None
 
 
+def check_turn_input(rows: list[MessageSnapshot], turn_input: TurnInput) -> list[approval_rules.Decision]:
+    """Raise Letta's errors for input the conversation's state does not accept; return approval decisions."""
+    pending = approval_rules.pending_approval(rows)
+    if isinstance(turn_input, ApprovalInput):
+        return approval_rules.resolve_decisions(
+            pending,
+            approvals=turn_input.approvals,
+            approve=turn_input.approve,
+            approval_request_id=turn_input.approval_request_id,
+            reason=turn_input.reason,
+        )
+    if pending is not None:
+        raise PendingApprovalConflict(pending.message.public_id)
+    if isinstance(turn_input, list) and not turn_input:
+        raise InvalidApprovalInput("Send at least one message.")
+    return []
+
+
+def preview_request(
+    rows: list[MessageSnapshot], turn_input: TurnInput, tools: list[ToolSpec], settings: ModelSettings, rules: ToolRules
+) -> LLMRequest:
+    """The exact request the model would receive for ``turn_input`` now (the dry run); persists nothing."""
+    check_turn_input(rows, turn_input)
+    preview = list(rows)
+    if isinstance(turn_input, list):
+        for index, item in enumerate(turn_input):
+            preview.append(
+                MessageSnapshot(
+                    id=uuid.uuid4(),
+                    agent_id=None,
+                    seq=(rows[-1].seq if rows else 0) + index + 1,
+                    role="user",
+                    content=[{"type": "text", "text": item.text}],
+                )
+            )
+    specs = {spec.name for spec in tools}
+    called = calls_this_turn(preview)
+    allowed = {name for name in specs if rules.violation(name, called, specs) is None}
+    return build_request(preview, tools, settings, allowed=allowed)
+
+
 async def start_turn(collab: TurnCollaborators, turn_input: TurnInput, *, stream_tokens: bool = False) -> Turn:
     """Lock the agent, check the input against its state, and return the turn to run.
 
@@ -231,23 +273,10 @@ class Turn:
     # --- validation ------------------------------------------------------------
 
     async def validate(self) -> None:
-        pending = approval_rules.pending_approval(self.rows)
-        if isinstance(self.input, ApprovalInput):
-            self._pending = pending
-            self._decisions = approval_rules.resolve_decisions(
-                pending,
-                approvals=self.input.approvals,
-                approve=self.input.approve,
-                approval_request_id=self.input.approval_request_id,
-                reason=self.input.reason,
-            )
+        self._pending = approval_rules.pending_approval(self.rows)
+        self._decisions = check_turn_input(self.rows, self.input)
+        if not isinstance(self.input, list):
             return
-        if pending is not None:
-            raise PendingApprovalConflict(pending.message.public_id)
-        if isinstance(self.input, ContinueInput):
-            return
-        if not self.input:
-            raise InvalidApprovalInput("Send at least one message.")
         for item in self.input:
             if item.otid:
                 existing = await self.store.find_by_otid(item.otid)
@@ -388,7 +417,7 @@ class Turn:
             outcome = _StepOutput(message_id=uuid.uuid4())
             llm_started = time.monotonic()
             try:
-                async for event in self._call_model(outcome):
+                async for event in self._call_model(outcome, step_id):
                     yield event
             except _Finish as finish:
                 await self.store.finish_step(
@@ -470,14 +499,14 @@ class Turn:
         await self.store.refresh_turn_lock()
         return await self.store.cancel_requested()
 
-    async def _call_model(self, out: _StepOutput) -> AsyncIterator[EngineEvent]:
+    async def _call_model(self, out: _StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
         allowed = self._allowed_tools()
         request = build_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
         try:
             async for event in self.collab.llm.generate(request, stream=self.stream_tokens):
                 delta = out.absorb(event, self.specs)
                 if delta is not None and self.stream_tokens:
-                    yield _delta_event(delta, self.run_id, self._next_seq(), out.message_id)
+                    yield _delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
                 if self.stream_tokens and await self._cancel_requested():
                     raise _Finish("cancelled")
         except _Finish:
@@ -638,15 +667,16 @@ class _DeltaKind:
     requires_approval: bool = False
 
 
-def _delta_event(delta: _DeltaKind, run_id: Any, seq: int, message_id: Any) -> EngineEvent:
+def _delta_event(delta: _DeltaKind, run_id: Any, seq: int, message_id: Any, step_id: Any) -> EngineEvent:
     if delta.kind == "reasoning":
-        return ReasoningDeltaEvent(run_id, seq, message_id, delta.text, delta.signature)
+        return ReasoningDeltaEvent(run_id, seq, message_id, step_id, delta.text, delta.signature)
     if delta.kind == "text":
-        return TextDeltaEvent(run_id, seq, message_id, delta.text)
+        return TextDeltaEvent(run_id, seq, message_id, step_id, delta.text)
     return ToolCallDeltaEvent(
         run_id,
         seq,
         message_id,
+        step_id,
         delta.index,
         delta.tool_call_id,
         delta.name,

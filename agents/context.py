@@ -1,0 +1,113 @@
+"""The agent's context window: an overview for the API, and resetting it."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from agents.conversation import snapshot
+from agents.engine.context import build_request, estimate_tokens, tool_schemas
+from agents.errors import AgentBusy
+from agents.models import Agent, Message, MessageRole
+from agents.turns import model_settings, tool_specs
+
+if TYPE_CHECKING:
+    from agents.llm.base import Turn
+
+
+def _turn_text(turn: Turn) -> str:
+    return json.dumps(repr(turn))
+
+
+def context_overview(*, agent: Agent) -> dict[str, Any]:
+    """Letta's ``ContextWindowOverview``. Token counts are estimates (about 4 characters a token)."""
+    from agents.api.wire import letta_timestamp
+
+    rows = list(Message.objects.in_context(agent))
+    specs = tool_specs(agent)
+    request = build_request([snapshot(m) for m in rows], specs, model_settings(agent))
+    functions = [
+        {"function": {"name": t.name, "description": t.description, "parameters": t.parameters}, "type": "function"}
+        for t in tool_schemas(specs)
+    ]
+    num_tokens_system = estimate_tokens(request.system)
+    num_tokens_functions = estimate_tokens(json.dumps(functions))
+    num_tokens_messages = sum(estimate_tokens(_turn_text(t)) for t in request.turns)
+    history = Message.objects.filter(agent=agent, seq__lt=agent.context_start_seq).count()
+    return {
+        "context_window_size_max": agent.context_window,
+        "context_window_size_current": num_tokens_system + num_tokens_functions + num_tokens_messages,
+        "num_messages": len(rows),
+        "num_archival_memory": 0,
+        "num_recall_memory": history + len(rows),
+        "num_tokens_external_memory_summary": 0,
+        "external_memory_summary": "",
+        "num_tokens_system": num_tokens_system,
+        "system_prompt": request.system,
+        "num_tokens_core_memory": 0,
+        "core_memory": "",
+        "num_tokens_summary_memory": 0,
+        "summary_memory": None,
+        "num_tokens_functions_definitions": num_tokens_functions,
+        "functions_definitions": functions,
+        "num_tokens_messages": num_tokens_messages,
+        "messages": [
+            {
+                "id": m.public_id,
+                "role": m.role,
+                "content": m.content,
+                "tool_calls": m.tool_calls or None,
+                "tool_returns": m.tool_returns or None,
+                "agent_id": agent.public_id,
+                "created_at": letta_timestamp(m.created_at),
+            }
+            for m in rows
+        ],
+        "token_counts_estimated": True,
+    }
+
+
+@transaction.atomic
+def agent_reset_messages(*, agent: Agent, add_default_initial_messages: bool = True) -> Agent:
+    """Start a fresh context: history stays stored and listable, the model no longer sees it.
+
+    Refused while a turn holds the agent.
+    """
+    from agents.services import login_message_text
+
+    locked = Agent.objects.select_for_update().get(pk=agent.pk)
+    if (
+        locked.turn_lock_run_id is not None
+        and locked.turn_lock_expires_at
+        and locked.turn_lock_expires_at > timezone.now()
+    ):
+        raise AgentBusy()
+    last = Message.objects.filter(agent=agent).aggregate(m=Max("seq"))["m"]
+    start = (last if last is not None else -1) + 1
+    rows = [
+        Message(
+            organization_id=agent.organization_id,
+            agent=agent,
+            seq=start,
+            role=MessageRole.SYSTEM,
+            content=[{"type": "text", "text": agent.system}],
+        )
+    ]
+    if add_default_initial_messages:
+        rows.append(
+            Message(
+                organization_id=agent.organization_id,
+                agent=agent,
+                seq=start + 1,
+                role=MessageRole.USER,
+                content=[{"type": "text", "text": login_message_text()}],
+            )
+        )
+    Message.objects.bulk_create(rows)
+    Agent.objects.filter(pk=agent.pk).update(context_start_seq=start, updated_at=timezone.now())
+    agent.refresh_from_db()
+    return agent
