@@ -11,6 +11,7 @@ turn an ``AccountsError`` into a message. Rules about roles:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
@@ -194,3 +195,35 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     """Revoke a key: it stops authenticating at once. Revoking twice changes nothing."""
     api_key.revoke()
     return api_key
+
+
+@dataclass(frozen=True)
+class ProvisionedKey:
+    api_key: ApiKey
+    raw_key: str
+    organization_created: bool
+    user_created: bool
+    membership_created: bool
+
+
+def api_key_provision(*, organization_slug: str, email: str, name: str) -> ProvisionedKey:
+    """Issue a key for ``email`` in ``organization_slug``, creating what is missing.
+
+    For operators and scripts: a missing organization is created (named after
+    its slug), a missing user is created without a usable password, and a user
+    who is not yet a member joins as owner.
+    """
+    with transaction.atomic():
+        organization = Organization.objects.filter(slug=organization_slug).first()
+        organization_created = organization is None
+        if organization is None:
+            organization = Organization.objects.create(name=organization_slug, slug=organization_slug)
+        user = User.objects.filter(email__iexact=email).first()
+        user_created = user is None
+        if user is None:
+            user = user_create(email=email, password=None)
+        _, membership_created = Membership.objects.get_or_create(
+            user=user, organization=organization, defaults={"role": Role.OWNER}
+        )
+        api_key, raw_key = api_key_create(organization=organization, created_by=user, name=name)
+    return ProvisionedKey(api_key, raw_key, organization_created, user_created, membership_created)
