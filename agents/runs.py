@@ -8,7 +8,9 @@ process in the embedded default. Both paths call ``execute_run``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Tasks are only weakly held by their loop: these sets keep running work alive until it ends.
 _background_tasks: set[asyncio.Task[None]] = set()
+_background_futures: set[concurrent.futures.Future[None]] = set()
 
 
 def _field_error(loc: list[Any], message: str) -> ValidationFailed:
@@ -157,9 +161,34 @@ def _dispatch(run_pk: Any) -> None:
 
         execute_run_task.delay(str(run_pk))
         return
-    from asgiref.sync import async_to_sync
+    run_in_process(execute_run(run_pk))
 
-    async_to_sync(_schedule_in_process)(run_pk)
+
+_server_loop: asyncio.AbstractEventLoop | None = None
+
+
+def bind_server_loop(app: Any) -> Any:
+    """ASGI wrapper that remembers the server's event loop, where in-process runs execute."""
+
+    async def application(scope: Any, receive: Any, send: Any) -> Any:
+        global _server_loop
+        if _server_loop is None:
+            _server_loop = asyncio.get_running_loop()
+        return await app(scope, receive, send)
+
+    return application
+
+
+def run_in_process(coroutine: Coroutine[Any, Any, None]) -> None:
+    """Execute on the server's loop (so in-memory channel layer groups reach its consumers);
+    without a server (a shell, a script), on a thread of its own."""
+    loop = _server_loop
+    if loop is not None and loop.is_running():
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        _background_futures.add(future)
+        future.add_done_callback(_background_futures.discard)
+        return
+    threading.Thread(target=asyncio.run, args=(coroutine,), daemon=True, name="in-process-run").start()
 
 
 def run_in_background(coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -168,11 +197,6 @@ def run_in_background(coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None
     _background_tasks.add(task)
     task.add_done_callback(_background_tasks.discard)
     return task
-
-
-async def _schedule_in_process(run_pk: Any) -> None:
-    """Run it on this process's event loop, after the request that created it returns."""
-    run_in_background(execute_run(run_pk))
 
 
 def _claim(run_pk: Any) -> Run | None:
