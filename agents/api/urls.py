@@ -1,7 +1,44 @@
+"""``/v1`` routes, with Letta's paths.
+
+``letta-client`` calls some paths with a trailing slash (``v1/agents/``, ``v1/tools/``)
+and most without (``v1/agents/{id}``). Each route answers both forms, since an
+``APPEND_SLASH`` redirect would lose a POST body; the form the SDK uses is the
+canonical one, and only it appears in the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.urls import path
 
-from agents.api import views
+from agents.api import agents, messages_list, schema, views
+
+if TYPE_CHECKING:
+    from django.urls import URLPattern
+    from rest_framework.views import APIView
+
+app_name = "api"
+
+
+def route(canonical: str, view: type[APIView], name: str) -> list[URLPattern]:
+    """``canonical`` (as the SDK sends it) and the same path with/without the trailing slash."""
+    alternate = canonical.removesuffix("/") if canonical.endswith("/") else f"{canonical}/"
+    return [
+        path(canonical, view.as_view(), name=name),
+        path(alternate, view.as_view(schema=None)),
+    ]
+
 
 urlpatterns = [
-    path("health/", views.HealthView.as_view(), name="health"),
+    *route("health/", views.HealthView, "health"),
+    path("openapi.json", schema.SchemaView.as_view(), name="schema"),
+    path("docs/", schema.DocsView.as_view(), name="docs"),
+    *route("agents/", agents.AgentListView, "agents"),
+    *route("agents/<str:agent_id>", agents.AgentDetailView, "agent"),
+    *route("agents/<str:agent_id>/tools", agents.AgentToolListView, "agent-tools"),
+    *route("agents/<str:agent_id>/tools/attach/<str:tool_id>", agents.AgentToolAttachView, "agent-tool-attach"),
+    *route("agents/<str:agent_id>/tools/detach/<str:tool_id>", agents.AgentToolDetachView, "agent-tool-detach"),
+    *route("agents/<str:agent_id>/tools/approval/<str:tool_name>", agents.AgentToolApprovalView, "agent-tool-approval"),
+    *route("agents/<str:agent_id>/messages", messages_list.AgentMessagesView, "agent-messages"),
 ]

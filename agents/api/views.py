@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from agents.api.serializers import HealthOutput
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -17,5 +20,6 @@ class HealthView(APIView):
     permission_classes = (AllowAny,)
     throttle_classes = ()
 
+    @extend_schema(operation_id="health_check", auth=[], responses={200: HealthOutput})
     def get(self, request: Request) -> Response:
         return Response({"version": SERVER_VERSION, "status": "ok"})

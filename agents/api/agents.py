@@ -1,0 +1,176 @@
+"""``/v1/agents``: create, list, retrieve, modify, delete, and an agent's tools and approval policy."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from agents import selectors, services
+from agents.api import serializers as s
+from agents.api.base import OrgScopedAPIView
+from agents.api.wire import agent_state, tool_json
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+    from agents.models import Agent
+
+ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 422: s.ErrorOutput}
+PAGINATION = [
+    OpenApiParameter("before", str, description="Cursor: an agent id; return agents before it in this order."),
+    OpenApiParameter("after", str, description="Cursor: an agent id; return agents after it in this order."),
+    OpenApiParameter("limit", int, description="At most this many agents (default 50)."),
+    OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; newest first by default."),
+]
+
+
+def _env_vars(data: dict[str, Any]) -> dict[str, str] | None:
+    # ``secrets`` replaced ``tool_exec_environment_variables`` in the SDK; accept both.
+    for key in ("secrets", "tool_exec_environment_variables"):
+        if data.get(key) is not None:
+            return dict(data[key])
+    return None
+
+
+class AgentListView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="agents_list",
+        parameters=[
+            OpenApiParameter("name", str, description="Only agents with exactly this name."),
+            OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
+            OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
+            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+            OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
+            *PAGINATION,
+        ],
+        responses={200: s.AgentStateOutput(many=True), 422: s.ErrorOutput},
+    )
+    def get(self, request: Request) -> Response:
+        ascending = self.query_bool("ascending")
+        default_order = "asc" if ascending else "desc"
+        agents = selectors.agent_list(
+            organization=self.organization,
+            name=self.query_str("name"),
+            query_text=self.query_str("query_text"),
+            tags=self.query_list("tags"),
+            match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+            after=self.query_str("after"),
+            before=self.query_str("before"),
+            limit=self.query_int("limit", default=50),
+            order=self.query_choice("order", ("asc", "desc"), default=default_order),  # type: ignore[arg-type]
+        )
+        message_ids = selectors.in_context_message_ids(agents)
+        return Response([agent_state(agent, message_ids=message_ids[agent.pk]) for agent in agents])
+
+    @extend_schema(
+        operation_id="agents_create", request=s.AgentCreateInput, responses={200: s.AgentStateOutput, **ERRORS}
+    )
+    def post(self, request: Request) -> Response:
+        body = s.AgentCreateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data: dict[str, Any] = body.validated_data
+        reasoning = data.get("reasoning")
+        agent = services.agent_create(
+            organization=self.organization,  # type: ignore[arg-type]
+            created_by=self.acting_user,
+            name=data.get("name"),
+            model=data.get("model"),
+            system=data.get("system"),
+            description=data.get("description") or "",
+            tool_ids=data.get("tool_ids") or (),
+            tool_names=data.get("tools") or (),
+            tool_rules=data.get("tool_rules") or (),
+            tags=data.get("tags") or (),
+            embedding=data.get("embedding"),
+            metadata=data.get("metadata"),
+            llm_config=data.get("llm_config"),
+            context_window=data.get("context_window_limit"),
+            max_tokens=data.get("max_tokens"),
+            max_reasoning_tokens=data.get("max_reasoning_tokens") if reasoning is not False else 0,
+            enable_reasoner=data.get("enable_reasoner") if reasoning is None else reasoning,
+            tool_env_vars=_env_vars(data),
+            include_base_tools=bool(data.get("include_base_tools")),
+        )
+        return Response(agent_state(selectors.agent_get(organization=self.organization, agent_id=agent.public_id)))
+
+
+class AgentDetailView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="agents_retrieve",
+        parameters=[
+            OpenApiParameter("include_relationships", str, many=True, description="Accepted; all are included.")
+        ],
+        responses={200: s.AgentStateOutput, 404: s.ErrorOutput},
+    )
+    def get(self, request: Request, agent_id: str) -> Response:
+        return Response(agent_state(self.get_agent(agent_id)))
+
+    @extend_schema(
+        operation_id="agents_modify", request=s.AgentUpdateInput, responses={200: s.AgentStateOutput, **ERRORS}
+    )
+    def patch(self, request: Request, agent_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        body = s.AgentUpdateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data: dict[str, Any] = body.validated_data
+        services.agent_update(
+            agent=agent,
+            **s.present(data, "name", "description", "system", "tags", "tool_ids", "tool_rules", "model"),
+            **s.present(data, "embedding", "llm_config", "metadata", "reasoning"),
+            tool_env_vars=_env_vars(data),
+        )
+        return Response(agent_state(self.get_agent(agent_id)))
+
+    @extend_schema(operation_id="agents_delete", responses={200: s.DeletedOutput, 404: s.ErrorOutput})
+    def delete(self, request: Request, agent_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        services.agent_delete(agent=agent)
+        return Response({"message": f"Agent id={agent_id} successfully deleted"})
+
+
+class AgentToolListView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_tools_list", responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput})
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        return Response([tool_json(tool) for tool in selectors.agent_tool_list(agent=agent)])
+
+
+def _refreshed_state(view: OrgScopedAPIView, agent: Agent) -> Response:
+    return Response(agent_state(view.get_agent(agent.public_id)))
+
+
+class AgentToolAttachView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_tools_attach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    def patch(self, request: Request, agent_id: str, tool_id: str) -> Response:
+        agent = services.agent_attach_tool(agent=self.get_agent(agent_id), tool=self.get_tool(tool_id))
+        return _refreshed_state(self, agent)
+
+
+class AgentToolDetachView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_tools_detach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    def patch(self, request: Request, agent_id: str, tool_id: str) -> Response:
+        agent = services.agent_detach_tool(agent=self.get_agent(agent_id), tool=self.get_tool(tool_id))
+        return _refreshed_state(self, agent)
+
+
+class AgentToolApprovalView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="agents_tools_modify_approval",
+        request=None,
+        parameters=[
+            OpenApiParameter(
+                "requires_approval", OpenApiTypes.BOOL, required=True, description="Whether calls wait for a human."
+            )
+        ],
+        responses={200: s.AgentStateOutput, **ERRORS},
+    )
+    def patch(self, request: Request, agent_id: str, tool_name: str) -> Response:
+        agent = self.get_agent(agent_id)
+        requires_approval = self.query_bool("requires_approval", required=True)
+        agent = services.agent_set_tool_approval(
+            agent=agent, tool_name=tool_name, requires_approval=bool(requires_approval)
+        )
+        return _refreshed_state(self, agent)

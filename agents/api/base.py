@@ -1,0 +1,106 @@
+"""The base of every organization-owned API view: it owns the organization and object lookups.
+
+Views never query models themselves: they get the request's organization from
+``self.organization`` and objects through ``get_agent`` / ``get_tool``, which go
+through the organization-scoped selectors, so another organization's id is a 404.
+Subclasses may not redefine these (checked in ``__init_subclass__``), nor the
+generic ``get_object`` / ``get_queryset`` hooks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rest_framework.views import APIView
+
+from accounts.access import organization_of
+from agents import selectors
+from agents.errors import ValidationFailed
+
+if TYPE_CHECKING:
+    from accounts.models import Organization, User
+    from agents.models import Agent
+    from tools.models import Tool
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def _query_error(name: str, message: str, kind: str) -> ValidationFailed:
+    return ValidationFailed([{"loc": ["query", name], "msg": message, "type": kind}])
+
+
+class OrgScopedAPIView(APIView):
+    _sealed: ClassVar[tuple[str, ...]] = (
+        "organization",
+        "acting_user",
+        "get_agent",
+        "get_tool",
+        "get_object",
+        "get_queryset",
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        overridden = [name for name in cls._sealed if name in cls.__dict__]
+        if overridden:
+            raise TypeError(f"{cls.__name__} may not override {', '.join(overridden)}: lookups stay org-scoped.")
+
+    @property
+    def organization(self) -> Organization | None:
+        return organization_of(self.request)
+
+    @property
+    def acting_user(self) -> User | None:
+        """The person behind the request (a key's creator, or the logged-in user), if any."""
+        user = getattr(self.request, "user", None)
+        return user if user is not None and user.is_authenticated else None
+
+    def get_agent(self, agent_id: str) -> Agent:
+        return selectors.agent_get(organization=self.organization, agent_id=agent_id)
+
+    def get_tool(self, tool_id: str) -> Tool:
+        return selectors.tool_get(organization=self.organization, tool_id=tool_id)
+
+    # --- query parameters, validated like FastAPI's (422 naming the parameter) -----------
+
+    def query_str(self, name: str) -> str | None:
+        value = self.request.query_params.get(name)
+        return value if value not in (None, "") else None
+
+    def query_list(self, name: str) -> list[str]:
+        """Repeated (``?tags=a&tags=b``) or comma-separated (``?tags=a,b``) values."""
+        values = self.request.query_params.getlist(name)
+        return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+    def query_int(self, name: str, *, default: int, minimum: int = 1, maximum: int = 1000) -> int:
+        raw = self.query_str(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise _query_error(name, "Input should be a valid integer", "int_parsing") from None
+        if not minimum <= value <= maximum:
+            raise _query_error(name, f"Input should be between {minimum} and {maximum}", "value_error")
+        return value
+
+    def query_bool(self, name: str, *, default: bool | None = None, required: bool = False) -> bool | None:
+        raw = self.query_str(name)
+        if raw is None and required:
+            raise _query_error(name, "Field required", "missing")
+        if raw is None:
+            return default
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise _query_error(name, "Input should be a valid boolean", "bool_parsing")
+
+    def query_choice(self, name: str, choices: tuple[str, ...], *, default: str) -> str:
+        raw = self.query_str(name)
+        if raw is None:
+            return default
+        if raw not in choices:
+            raise _query_error(name, f"Input should be one of {', '.join(repr(c) for c in choices)}", "enum")
+        return raw

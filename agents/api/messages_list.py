@@ -1,0 +1,53 @@
+"""``GET /v1/agents/{agent_id}/messages``: the agent's history as LettaMessages, by cursor."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from agents import selectors
+from agents.api import serializers as s
+from agents.api.base import OrgScopedAPIView
+from agents.api.wire import letta_messages
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+LIST_PARAMETERS = [
+    OpenApiParameter("after", str, description="A message id: only messages strictly newer than it."),
+    OpenApiParameter("before", str, description="A message id: only messages strictly older than it."),
+    OpenApiParameter("limit", int, description="At most this many stored messages (default 100)."),
+    OpenApiParameter(
+        "order",
+        str,
+        enum=["asc", "desc"],
+        description="desc (default) takes the newest page, asc the oldest; either way it comes back oldest first.",
+    ),
+    OpenApiParameter("include_err", bool, description="Accepted for compatibility; every message is listed."),
+    OpenApiParameter("use_assistant_message", bool, description="Accepted for compatibility."),
+    OpenApiParameter("assistant_message_tool_name", str, description="Accepted for compatibility."),
+    OpenApiParameter("assistant_message_tool_kwarg", str, description="Accepted for compatibility."),
+    OpenApiParameter("group_id", str, description="Accepted for compatibility."),
+]
+
+
+class AgentMessagesView(OrgScopedAPIView):
+    """The agent's messages. ``limit`` counts stored rows; one row may show as several LettaMessages."""
+
+    @extend_schema(
+        operation_id="agents_messages_list",
+        parameters=LIST_PARAMETERS,
+        responses={200: s.LettaMessageOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+    )
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        rows = selectors.message_list(
+            agent=agent,
+            after=self.query_str("after"),
+            before=self.query_str("before"),
+            limit=self.query_int("limit", default=100),
+            order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
+        )
+        return Response(letta_messages(rows))

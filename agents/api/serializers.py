@@ -1,0 +1,271 @@
+"""Request bodies (input serializers) and, for the OpenAPI schema, Letta's response shapes.
+
+Responses are rendered by ``agents.api.wire``; the output serializers here only
+describe them. Every optional field accepts ``null`` because the SDK sends explicit
+nulls (``upsert_from_function`` sends ``"args_json_schema": null``); unknown fields
+are ignored, as on Letta.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from agents.services import TOOL_RULE_TYPES
+
+
+def _optional(field_class: type[Any], *args: Any, **kwargs: Any) -> Any:
+    """An optional, nullable field (DRF rebuilds fields from their arguments, so set them there)."""
+    return field_class(*args, required=False, allow_null=True, **kwargs)
+
+
+class ToolRuleInput(serializers.Serializer):
+    tool_name = serializers.CharField()
+    type = serializers.ChoiceField(choices=sorted(TOOL_RULE_TYPES))
+    prompt_template = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    children = serializers.ListField(child=serializers.CharField(), required=False)
+    max_count_limit = serializers.IntegerField(required=False, min_value=1)
+    default_child = serializers.CharField(required=False, allow_null=True)
+    child_output_mapping = serializers.DictField(child=serializers.CharField(), required=False)
+    require_output_mapping = serializers.BooleanField(required=False)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        validated = super().to_internal_value(data)
+        if validated["type"] in ("constrain_child_tools", "parent_last_tool") and "children" not in validated:
+            raise serializers.ValidationError({"children": ["This field is required."]})
+        if validated["type"] == "max_count_per_step" and "max_count_limit" not in validated:
+            raise serializers.ValidationError({"max_count_limit": ["This field is required."]})
+        if validated["type"] == "conditional" and "child_output_mapping" not in validated:
+            raise serializers.ValidationError({"child_output_mapping": ["This field is required."]})
+        return dict(validated)
+
+
+class LlmConfigInput(serializers.Serializer):
+    """The parts of Letta's ``LlmConfig`` we act on; the other keys are accepted and ignored."""
+
+    model = _optional(serializers.CharField)
+    model_endpoint_type = _optional(serializers.CharField)
+    provider_name = _optional(serializers.CharField)
+    handle = _optional(serializers.CharField)
+    context_window = _optional(serializers.IntegerField, min_value=1)
+    temperature = _optional(serializers.FloatField, min_value=0.0, max_value=2.0)
+    max_tokens = _optional(serializers.IntegerField, min_value=1)
+    enable_reasoner = _optional(serializers.BooleanField)
+    max_reasoning_tokens = _optional(serializers.IntegerField, min_value=0)
+    reasoning_effort = _optional(serializers.ChoiceField, choices=["minimal", "low", "medium", "high"])
+    parallel_tool_calls = _optional(serializers.BooleanField)
+
+
+class AgentCreateInput(serializers.Serializer):
+    name = _optional(serializers.CharField, max_length=200)
+    description = _optional(serializers.CharField, allow_blank=True)
+    system = _optional(serializers.CharField, allow_blank=True)
+    agent_type = _optional(serializers.ChoiceField, choices=["letta_v1_agent"])
+    model = _optional(serializers.CharField, max_length=200)
+    embedding = _optional(serializers.CharField, max_length=200)
+    llm_config = _optional(LlmConfigInput)
+    tools = _optional(serializers.ListField, child=serializers.CharField())
+    tool_ids = _optional(serializers.ListField, child=serializers.CharField())
+    tool_rules = _optional(serializers.ListField, child=ToolRuleInput())
+    tags = _optional(serializers.ListField, child=serializers.CharField())
+    metadata = _optional(serializers.DictField)
+    include_base_tools = _optional(serializers.BooleanField)
+    include_base_tool_rules = _optional(serializers.BooleanField)
+    context_window_limit = _optional(serializers.IntegerField, min_value=1)
+    max_tokens = _optional(serializers.IntegerField, min_value=1)
+    max_reasoning_tokens = _optional(serializers.IntegerField, min_value=0)
+    enable_reasoner = _optional(serializers.BooleanField)
+    reasoning = _optional(serializers.BooleanField)
+    secrets = _optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
+    tool_exec_environment_variables = _optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
+
+
+class AgentUpdateInput(serializers.Serializer):
+    name = _optional(serializers.CharField, max_length=200)
+    description = _optional(serializers.CharField, allow_blank=True)
+    system = _optional(serializers.CharField, allow_blank=True)
+    model = _optional(serializers.CharField, max_length=200)
+    embedding = _optional(serializers.CharField, max_length=200)
+    llm_config = _optional(LlmConfigInput)
+    tool_ids = _optional(serializers.ListField, child=serializers.CharField())
+    tool_rules = _optional(serializers.ListField, child=ToolRuleInput())
+    tags = _optional(serializers.ListField, child=serializers.CharField())
+    metadata = _optional(serializers.DictField)
+    reasoning = _optional(serializers.BooleanField)
+    secrets = _optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
+    tool_exec_environment_variables = _optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
+
+
+class ToolCreateInput(serializers.Serializer):
+    """``POST /v1/tools/`` and ``PUT /v1/tools/``: a Python source tool."""
+
+    source_code = serializers.CharField()
+    description = _optional(serializers.CharField, allow_blank=True)
+    tags = _optional(serializers.ListField, child=serializers.CharField())
+    source_type = _optional(serializers.CharField)
+    json_schema = _optional(serializers.DictField)
+    args_json_schema = _optional(serializers.DictField)
+    return_char_limit = _optional(serializers.IntegerField, min_value=1)
+    pip_requirements = _optional(serializers.ListField, child=serializers.DictField())
+    npm_requirements = _optional(serializers.ListField, child=serializers.DictField())
+    default_requires_approval = _optional(serializers.BooleanField)
+
+
+class ToolUpdateInput(serializers.Serializer):
+    description = _optional(serializers.CharField, allow_blank=True)
+    tags = _optional(serializers.ListField, child=serializers.CharField())
+    source_code = _optional(serializers.CharField)
+    source_type = _optional(serializers.CharField)
+    json_schema = _optional(serializers.DictField)
+    args_json_schema = _optional(serializers.DictField)
+    return_char_limit = _optional(serializers.IntegerField, min_value=1)
+    pip_requirements = _optional(serializers.ListField, child=serializers.DictField())
+    npm_requirements = _optional(serializers.ListField, child=serializers.DictField())
+    metadata_ = _optional(serializers.DictField)
+    default_requires_approval = _optional(serializers.BooleanField)
+
+
+def present(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The fields of ``data`` among ``names`` that the client sent with a non-null value."""
+    return {name: data[name] for name in names if data.get(name) is not None}
+
+
+# --- response shapes (documentation only) --------------------------------------------------
+
+
+class ErrorOutput(serializers.Serializer):
+    detail = serializers.JSONField(help_text="A message, or an object for PENDING_APPROVAL conflicts.")
+
+
+class ToolCallOutput(serializers.Serializer):
+    name = serializers.CharField()
+    arguments = serializers.CharField(allow_null=True)
+    tool_call_id = serializers.CharField()
+
+
+class ToolOutput(serializers.Serializer):
+    id = serializers.CharField()
+    tool_type = serializers.CharField()
+    description = serializers.CharField(allow_null=True)
+    source_type = serializers.CharField()
+    name = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    source_code = serializers.CharField(allow_null=True)
+    json_schema = serializers.JSONField(allow_null=True)
+    args_json_schema = serializers.JSONField(allow_null=True)
+    return_char_limit = serializers.IntegerField()
+    pip_requirements = serializers.JSONField(allow_null=True)
+    npm_requirements = serializers.JSONField(allow_null=True)
+    default_requires_approval = serializers.BooleanField(allow_null=True)
+    enable_parallel_execution = serializers.BooleanField()
+    created_by_id = serializers.CharField(allow_null=True)
+    last_updated_by_id = serializers.CharField(allow_null=True)
+    metadata_ = serializers.JSONField()
+
+
+class LlmConfigOutput(serializers.Serializer):
+    model = serializers.CharField()
+    display_name = serializers.CharField(allow_null=True)
+    model_endpoint_type = serializers.CharField()
+    model_endpoint = serializers.CharField(allow_null=True)
+    provider_name = serializers.CharField()
+    provider_category = serializers.CharField()
+    model_wrapper = serializers.CharField(allow_null=True)
+    context_window = serializers.IntegerField()
+    put_inner_thoughts_in_kwargs = serializers.BooleanField()
+    handle = serializers.CharField()
+    temperature = serializers.FloatField()
+    max_tokens = serializers.IntegerField(allow_null=True)
+    enable_reasoner = serializers.BooleanField()
+    reasoning_effort = serializers.CharField(allow_null=True)
+    max_reasoning_tokens = serializers.IntegerField()
+    frequency_penalty = serializers.FloatField(allow_null=True)
+    compatibility_type = serializers.CharField(allow_null=True)
+    verbosity = serializers.CharField(allow_null=True)
+    tier = serializers.CharField(allow_null=True)
+    parallel_tool_calls = serializers.BooleanField()
+
+
+class AgentStateOutput(serializers.Serializer):
+    created_by_id = serializers.CharField(allow_null=True)
+    last_updated_by_id = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    id = serializers.CharField()
+    name = serializers.CharField()
+    tool_rules = serializers.ListField(child=serializers.JSONField())
+    message_ids = serializers.ListField(child=serializers.CharField())
+    system = serializers.CharField()
+    agent_type = serializers.CharField()
+    llm_config = LlmConfigOutput()
+    embedding_config = serializers.JSONField()
+    response_format = serializers.JSONField(allow_null=True)
+    description = serializers.CharField(allow_null=True)
+    metadata = serializers.JSONField(allow_null=True)
+    memory = serializers.JSONField()
+    blocks = serializers.ListField(child=serializers.JSONField())
+    tools = ToolOutput(many=True)
+    sources = serializers.ListField(child=serializers.JSONField())
+    tags = serializers.ListField(child=serializers.CharField())
+    tool_exec_environment_variables = serializers.ListField(child=serializers.JSONField())
+    secrets = serializers.ListField(child=serializers.JSONField())
+    identity_ids = serializers.ListField(child=serializers.CharField())
+    message_buffer_autoclear = serializers.BooleanField()
+    timezone = serializers.CharField()
+    max_files_open = serializers.IntegerField()
+    per_file_view_window_char_limit = serializers.IntegerField()
+
+
+class LettaMessageOutput(serializers.Serializer):
+    """Any LettaMessage; ``message_type`` tells which of the type-specific fields are present."""
+
+    id = serializers.CharField()
+    date = serializers.DateTimeField()
+    name = serializers.CharField(allow_null=True)
+    message_type = serializers.ChoiceField(
+        choices=[
+            "system_message",
+            "user_message",
+            "reasoning_message",
+            "hidden_reasoning_message",
+            "assistant_message",
+            "tool_call_message",
+            "approval_request_message",
+            "approval_response_message",
+            "tool_return_message",
+        ]
+    )
+    otid = serializers.CharField(allow_null=True)
+    sender_id = serializers.CharField(allow_null=True)
+    step_id = serializers.CharField(allow_null=True)
+    is_err = serializers.BooleanField(allow_null=True)
+    seq_id = serializers.IntegerField(allow_null=True)
+    run_id = serializers.CharField(allow_null=True)
+    content = serializers.JSONField(required=False)
+    reasoning = serializers.CharField(required=False)
+    signature = serializers.CharField(required=False, allow_null=True)
+    source = serializers.CharField(required=False)
+    state = serializers.CharField(required=False)
+    hidden_reasoning = serializers.CharField(required=False, allow_null=True)
+    tool_call = ToolCallOutput(required=False)
+    tool_calls = ToolCallOutput(many=True, required=False)
+    tool_return = serializers.CharField(required=False)
+    status = serializers.CharField(required=False)
+    tool_call_id = serializers.CharField(required=False)
+    stdout = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    stderr = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    tool_returns = serializers.ListField(child=serializers.JSONField(), required=False)
+    approvals = serializers.ListField(child=serializers.JSONField(), required=False)
+    approve = serializers.BooleanField(required=False, allow_null=True)
+    approval_request_id = serializers.CharField(required=False, allow_null=True)
+    reason = serializers.CharField(required=False, allow_null=True)
+
+
+class DeletedOutput(serializers.Serializer):
+    message = serializers.CharField()
+
+
+class HealthOutput(serializers.Serializer):
+    version = serializers.CharField()
+    status = serializers.CharField()
