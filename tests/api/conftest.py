@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from accounts.models import Organization, User
+from tests.conftest import Cast
+from tests.factories import api_key_for
+
+CAPTURE = Path(settings.BASE_DIR).parent / "shared" / "letta-wire" / "letta-0.13.0_test_letta_approvals.jsonl.gz"
+
+
+def api_client(organization: Organization, user: User | None = None) -> APIClient:
+    """A DRF client authenticated with a fresh API key of ``organization``."""
+    _, raw_key = api_key_for(organization, user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    return client
+
+
+@pytest.fixture
+def alice_api(cast: Cast) -> APIClient:
+    return api_client(cast.org_a, cast.alice)
+
+
+@pytest.fixture
+def charlie_api(cast: Cast) -> APIClient:
+    return api_client(cast.org_b, cast.charlie)
+
+
+@pytest.fixture(scope="session")
+def letta_capture() -> list[dict[str, Any]]:
+    """Every HTTP exchange of a real Letta 0.13.0 server running seed 000 (``shared/letta-wire``)."""
+    with gzip.open(CAPTURE, "rt") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def captured_messages(capture: list[dict[str, Any]], message_type: str) -> list[dict[str, Any]]:
+    """The LettaMessages of ``message_type`` that Letta returned from ``messages.list``."""
+    return [
+        message
+        for exchange in capture
+        if exchange["method"] == "GET" and "/messages" in exchange["path"]
+        for message in exchange["response_body"]
+        if message["message_type"] == message_type
+    ]
+
+
+def captured_response(capture: list[dict[str, Any]], method: str, path_prefix: str) -> Any:
+    return next(e["response_body"] for e in capture if e["method"] == method and e["path"].startswith(path_prefix))

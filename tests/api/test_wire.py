@@ -1,0 +1,276 @@
+"""The projection from rows to Letta's wire JSON, compared with what a real Letta server sent."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agents.api.wire import agent_state, letta_messages_for_row, part_otid, run_json, step_json, tool_json
+from agents.engine.store import MessageSnapshot
+from agents.models import Run, RunStatus, Step, StepStatus
+from tests.api.conftest import captured_messages, captured_response
+from tests.conftest import Cast
+from tests.factories import AgentFactory, AgentToolFactory, MessageFactory, RunFactory, ToolFactory
+
+ROW_ID = uuid.UUID("fb01f0fd-973e-4e21-849e-e75de8b19cab")
+RUN_ID = uuid.uuid4()
+STEP_ID = uuid.uuid4()
+WHEN = datetime(2026, 11, 30, 3, 16, 40, 123456, tzinfo=UTC)
+
+
+def snapshot(role: str, **fields: Any) -> MessageSnapshot:
+    return MessageSnapshot(
+        id=fields.pop("id", ROW_ID),
+        agent_id=uuid.uuid4(),
+        seq=3,
+        role=role,  # type: ignore[arg-type]
+        run_id=fields.pop("run_id", RUN_ID),
+        step_id=fields.pop("step_id", STEP_ID),
+        created_at=WHEN,
+        **fields,
+    )
+
+
+def call(call_id: str, name: str, *, gated: bool) -> dict[str, Any]:
+    return {"id": call_id, "name": name, "arguments": '{\n  "x": 1\n}', "requires_approval": gated}
+
+
+def test_it_derives_part_otids_like_letta() -> None:
+    assert part_otid("message-fb01f0fd-973e-4e21-849e-e75de8b19cab", 0) == "fb01f0fd-973e-4e21-849e-e75de8b19c80"
+    assert part_otid(ROW_ID, 1) == "fb01f0fd-973e-4e21-849e-e75de8b19c81"
+    assert part_otid("message-5c6d1ba4-a702-40af-80e2-30c3270d9d31", 1) == "5c6d1ba4-a702-40af-80e2-30c3270d9d01"
+
+
+def test_it_projects_an_assistant_row_in_wire_order_with_the_captured_keys(letta_capture: list[dict]) -> None:
+    row = snapshot(
+        "assistant",
+        content=[
+            {"type": "reasoning", "text": "I will call it.", "signature": "sig-1"},
+            {"type": "text", "text": "Calling."},
+        ],
+        tool_calls=[
+            call("toolu_dice", "roll_dice_tool", gated=False),
+            call("toolu_a", "get_secret_code_tool", gated=True),
+            call("toolu_b", "get_secret_code_tool", gated=True),
+        ],
+    )
+
+    messages = letta_messages_for_row(row)
+
+    assert [m["message_type"] for m in messages] == [
+        "reasoning_message",
+        "assistant_message",
+        "tool_call_message",
+        "approval_request_message",
+    ]
+    assert {m["id"] for m in messages} == {f"message-{ROW_ID}"}
+    assert [m["otid"] for m in messages] == [part_otid(ROW_ID, i) for i in range(4)]
+    for message in messages:
+        [captured] = captured_messages(letta_capture, message["message_type"])[:1]
+        assert list(message) == list(captured), message["message_type"]
+    reasoning, assistant, free, gated = messages
+    assert reasoning["reasoning"] == "I will call it."
+    assert reasoning["signature"] == "sig-1"
+    assert reasoning["source"] == "reasoner_model"
+    assert assistant["content"] == "Calling."
+    assert free["tool_call"] == {"name": "roll_dice_tool", "arguments": '{\n  "x": 1\n}', "tool_call_id": "toolu_dice"}
+    assert free["tool_calls"] == [free["tool_call"]]
+    assert gated["tool_call"]["tool_call_id"] == "toolu_a"
+    assert [c["tool_call_id"] for c in gated["tool_calls"]] == ["toolu_a", "toolu_b"]
+    assert reasoning["date"] == "2026-11-30T03:16:40+00:00"
+    assert reasoning["step_id"] == f"step-{STEP_ID}"
+    assert reasoning["run_id"] == f"run-{RUN_ID}"
+    assert reasoning["is_err"] is None
+
+
+def test_it_shows_redacted_reasoning_as_a_hidden_reasoning_message() -> None:
+    row = snapshot(
+        "assistant", content=[{"type": "redacted_reasoning", "data": "opaque"}, {"type": "text", "text": "Hi"}]
+    )
+
+    hidden, assistant = letta_messages_for_row(row)
+
+    assert hidden["message_type"] == "hidden_reasoning_message"
+    assert hidden["state"] == "redacted"
+    assert hidden["hidden_reasoning"] == "opaque"
+    assert assistant["otid"] == part_otid(ROW_ID, 1)
+
+
+def test_it_projects_a_tool_row_as_one_tool_return_message_with_every_return(letta_capture: list[dict]) -> None:
+    returns = [
+        {"tool_call_id": "toolu_c", "name": "get_secret_code_tool", "status": "success", "tool_return": "74",
+         "func_response": "74", "stdout": None, "stderr": None},
+        {"tool_call_id": "toolu_b", "name": "get_secret_code_tool", "status": "error",
+         "tool_return": "Error: request to call tool denied. User reason: None", "func_response": "…",
+         "stdout": None, "stderr": None},
+        {"tool_call_id": "toolu_a", "name": "get_secret_code_tool", "status": "success", "tool_return": "7421",
+         "func_response": '{"status": "OK"}', "stdout": [], "stderr": []},
+    ]  # fmt: skip
+
+    [message] = letta_messages_for_row(snapshot("tool", tool_returns=returns))
+
+    [captured, *_] = captured_messages(letta_capture, "tool_return_message")
+    assert list(message) == list(captured)
+    assert list(message["tool_returns"][0]) == list(captured["tool_returns"][0])
+    assert message["otid"] == part_otid(ROW_ID, 0)
+    assert (message["tool_call_id"], message["status"], message["tool_return"]) == ("toolu_c", "success", "74")
+    assert message["stdout"] is None
+    assert [r["tool_call_id"] for r in message["tool_returns"]] == ["toolu_c", "toolu_b", "toolu_a"]
+    assert message["tool_returns"][2]["stdout"] == []
+    assert "func_response" not in message["tool_returns"][0]
+
+
+def test_it_derives_the_legacy_approval_fields_from_the_first_approval(letta_capture: list[dict]) -> None:
+    approvals = [
+        {"type": "approval", "tool_call_id": "toolu_a", "approve": False, "reason": "no"},
+        {"type": "tool", "tool_call_id": "toolu_b", "tool_return": "42", "status": "success",
+         "stdout": None, "stderr": None},
+    ]  # fmt: skip
+
+    [message] = letta_messages_for_row(snapshot("approval", approvals=approvals, step_id=None))
+
+    [captured, *_] = captured_messages(letta_capture, "approval_response_message")
+    assert list(message) == list(captured)
+    assert (message["approve"], message["approval_request_id"], message["reason"]) == (False, "toolu_a", "no")
+    assert message["approvals"][1] == {
+        "type": "tool",
+        "tool_return": "42",
+        "status": "success",
+        "tool_call_id": "toolu_b",
+        "stdout": None,
+        "stderr": None,
+    }
+    assert message["otid"] is None
+    assert message["step_id"] is None
+
+
+def test_it_leaves_the_legacy_approval_fields_empty_when_the_client_ran_the_tool() -> None:
+    approvals = [{"type": "tool", "tool_call_id": "toolu_a", "tool_return": "42", "status": "success"}]
+
+    [message] = letta_messages_for_row(snapshot("approval", approvals=approvals))
+
+    assert (message["approve"], message["approval_request_id"], message["reason"]) == (None, None, None)
+
+
+def test_it_echoes_the_client_otid_on_a_user_message(letta_capture: list[dict]) -> None:
+    row = snapshot("user", content=[{"type": "text", "text": "hello"}], otid="994971e8", step_id=None)
+
+    [message] = letta_messages_for_row(row)
+
+    [captured, *_] = captured_messages(letta_capture, "user_message")
+    assert list(message) == list(captured)
+    assert message["content"] == "hello"
+    assert message["otid"] == "994971e8"
+
+
+def test_it_projects_a_system_row_as_a_system_message() -> None:
+    [message] = letta_messages_for_row(snapshot("system", content=[{"type": "text", "text": "Be brief."}]))
+
+    assert message["message_type"] == "system_message"
+    assert message["content"] == "Be brief."
+
+
+def test_it_marks_error_rows_with_is_err_true() -> None:
+    [message] = letta_messages_for_row(snapshot("user", content=[{"type": "text", "text": "x"}], is_err=True))
+
+    assert message["is_err"] is True
+
+
+@pytest.mark.django_db
+def test_it_projects_a_saved_message_row(cast: Cast) -> None:
+    row = MessageFactory(agent=AgentFactory(organization=cast.org_a), content=[{"type": "text", "text": "hi"}])
+
+    [message] = letta_messages_for_row(row)
+
+    assert message["id"] == row.public_id
+    assert message["run_id"] is None
+    assert message["date"] == row.created_at.astimezone(UTC).isoformat(timespec="seconds")
+
+
+@pytest.mark.django_db
+def test_it_renders_a_tool_with_the_captured_keys(cast: Cast, letta_capture: list[dict]) -> None:
+    tool = ToolFactory(organization=cast.org_a, default_requires_approval=True)
+
+    rendered = tool_json(tool)
+
+    captured = captured_response(letta_capture, "PUT", "/v1/tools/")
+    assert list(rendered) == list(captured)
+    assert rendered["id"] == tool.public_id
+    assert rendered["return_char_limit"] == 50000
+    assert rendered["enable_parallel_execution"] is False
+    assert rendered["metadata_"] == {}
+    assert rendered["default_requires_approval"] is True
+
+
+@pytest.mark.django_db
+def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
+    cast: Cast, letta_capture: list[dict], settings: Any
+) -> None:
+    settings.ANTHROPIC_BASE_URL = ""
+    settings.OPENAI_BASE_URL = ""
+    agent = AgentFactory(
+        organization=cast.org_a,
+        model="anthropic/claude-sonnet-4-5-20250929",
+        embedding="openai/text-embedding-3-small",
+        enable_reasoner=True,
+        max_reasoning_tokens=1024,
+        tags=["approval_test"],
+    )
+    gated = AgentToolFactory(agent=agent, tool__default_requires_approval=True, tool__name="get_secret_code_tool")
+    AgentToolFactory(agent=agent, tool__name="roll_dice_tool")
+
+    state = agent_state(agent, message_ids=[])
+
+    captured = captured_response(letta_capture, "POST", "/v1/agents/")
+    assert list(state) == list(captured)
+    assert list(state["llm_config"]) == list(captured["llm_config"])
+    assert list(state["embedding_config"]) == list(captured["embedding_config"])
+    assert state["embedding_config"] == captured["embedding_config"]
+    assert state["llm_config"] == captured["llm_config"]
+    assert state["tool_rules"] == [{"tool_name": gated.tool.name, "type": "requires_approval", "prompt_template": None}]
+    assert [t["name"] for t in state["tools"]] == ["get_secret_code_tool", "roll_dice_tool"]
+    assert state["memory"] == captured["memory"]
+    assert state["created_at"].endswith("Z")
+
+
+@pytest.mark.django_db
+def test_it_keeps_stored_tool_rules_and_drops_the_approval_rule_of_an_overridden_tool(cast: Cast) -> None:
+    agent = AgentFactory(organization=cast.org_a, tool_rules=[{"tool_name": "t", "type": "exit_loop"}])
+    AgentToolFactory(agent=agent, tool__default_requires_approval=True, requires_approval=False)
+
+    assert agent_state(agent, message_ids=[])["tool_rules"] == [{"tool_name": "t", "type": "exit_loop"}]
+
+
+@pytest.mark.django_db
+def test_it_renders_runs_and_steps_in_letta_shape(cast: Cast) -> None:
+    run: Run = RunFactory(agent=AgentFactory(organization=cast.org_a), status=RunStatus.QUEUED)
+    step = Step.objects.create(
+        organization=cast.org_a,
+        agent=run.agent,
+        run=run,
+        number=1,
+        model="anthropic/claude-sonnet-4-5-20250929",
+        status=StepStatus.SUCCESS,
+        prompt_tokens=624,
+        completion_tokens=88,
+        total_tokens=712,
+        stop_reason="requires_approval",
+    )
+
+    rendered_run = run_json(run)
+    rendered_step = step_json(step)
+
+    assert rendered_run["id"] == run.public_id
+    assert rendered_run["status"] == "created"
+    assert rendered_run["agent_id"] == run.agent.public_id
+    assert rendered_run["stop_reason"] is None
+    assert rendered_step["id"] == step.public_id
+    assert rendered_step["job_id"] == run.public_id
+    assert rendered_step["model"] == "claude-sonnet-4-5-20250929"
+    assert rendered_step["provider_name"] == "anthropic"
+    assert (rendered_step["prompt_tokens"], rendered_step["total_tokens"]) == (624, 712)
+    assert rendered_step["status"] == "success"
+    assert rendered_step["stop_reason"] == "requires_approval"
