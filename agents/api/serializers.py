@@ -14,6 +14,18 @@ from rest_framework import serializers
 
 from agents.services import TOOL_RULE_TYPES
 
+LETTA_AGENT_TYPES = [
+    "letta_v1_agent",
+    "memgpt_agent",
+    "memgpt_v2_agent",
+    "react_agent",
+    "workflow_agent",
+    "split_thread_agent",
+    "sleeptime_agent",
+    "voice_convo_agent",
+    "voice_sleeptime_agent",
+]
+
 
 def _optional(field_class: type[Any], *args: Any, **kwargs: Any) -> Any:
     """An optional, nullable field (DRF rebuilds fields from their arguments, so set them there)."""
@@ -61,7 +73,8 @@ class AgentCreateInput(serializers.Serializer):
     name = _optional(serializers.CharField, max_length=200)
     description = _optional(serializers.CharField, allow_blank=True)
     system = _optional(serializers.CharField, allow_blank=True)
-    agent_type = _optional(serializers.ChoiceField, choices=["letta_v1_agent"])
+    # Every agent here runs Letta's letta_v1_agent loop; the other types are accepted for compatibility.
+    agent_type = _optional(serializers.ChoiceField, choices=LETTA_AGENT_TYPES)
     model = _optional(serializers.CharField, max_length=200)
     embedding = _optional(serializers.CharField, max_length=200)
     llm_config = _optional(LlmConfigInput)
