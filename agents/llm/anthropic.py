@@ -16,7 +16,6 @@ from anthropic.types import Message
 
 from agents.llm.anthropic_payload import build_body, build_headers
 from agents.llm.base import (
-    LLMConnectionError,
     LLMError,
     LLMInvalidResponse,
     ReasoningDelta,
@@ -29,7 +28,7 @@ from agents.llm.base import (
 )
 from agents.llm.completion import ResponseTally, complete
 from agents.llm.connections import shared_sdk_client
-from agents.llm.errors import error_from_status
+from agents.llm.errors import connection_error, error_from_status
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -119,14 +118,10 @@ def translate_error(exc: Exception) -> LLMError | None:
             headers=exc.response.headers,
             error_type=exc.type,
         )
-    if isinstance(exc, anthropic.APITimeoutError):
-        return LLMConnectionError(f"{PROVIDER_LABEL} request timed out")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return LLMConnectionError(f"Could not reach {PROVIDER_LABEL}: {exc.message}")
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+        return connection_error(PROVIDER_LABEL, exc)
     if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
         return LLMInvalidResponse(f"{PROVIDER_LABEL} sent a malformed response: {exc}")
-    if isinstance(exc, httpx2.TransportError):
-        return LLMConnectionError(f"Connection to {PROVIDER_LABEL} failed mid-response: {exc}")
     return None
 
 

@@ -10,9 +10,12 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
+import httpx2
+
 from agents.llm.base import (
     LLMAuthenticationError,
     LLMBadRequest,
+    LLMConnectionError,
     LLMContextWindowExceeded,
     LLMError,
     LLMOverloaded,
@@ -102,3 +105,15 @@ def error_from_status(
             return LLMContextWindowExceeded(detail, status_code=effective)
         return LLMBadRequest(detail, status_code=effective)
     return LLMError(detail, status_code=effective)
+
+
+def connection_error(provider: str, exc: BaseException) -> LLMConnectionError:
+    """Says whether the server could not be reached or the connection broke during the answer."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
+            return LLMConnectionError(f"Could not reach {provider}: {cause}")
+        if isinstance(cause, httpx2.TimeoutException):
+            return LLMConnectionError(f"{provider} request timed out")
+        cause = cause.__cause__ or cause.__context__
+    return LLMConnectionError(f"Connection to {provider} failed mid-response: {exc}")

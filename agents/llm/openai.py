@@ -17,7 +17,6 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from agents.llm.base import (
-    LLMConnectionError,
     LLMError,
     LLMInvalidResponse,
     ReasoningDelta,
@@ -28,7 +27,7 @@ from agents.llm.base import (
 )
 from agents.llm.completion import ResponseTally, complete
 from agents.llm.connections import shared_sdk_client
-from agents.llm.errors import error_from_status
+from agents.llm.errors import connection_error, error_from_status
 from agents.llm.openai_payload import build_body
 
 if TYPE_CHECKING:
@@ -113,17 +112,13 @@ def translate_error(exc: Exception) -> LLMError | None:
             headers=exc.response.headers,
             error_type=_body_type(exc.body),
         )
-    if isinstance(exc, openai.APITimeoutError):
-        return LLMConnectionError(f"{PROVIDER_LABEL} request timed out")
-    if isinstance(exc, openai.APIConnectionError):
-        return LLMConnectionError(f"Could not reach {PROVIDER_LABEL}: {exc.message}")
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+        return connection_error(PROVIDER_LABEL, exc)
     if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
         return LLMInvalidResponse(f"{PROVIDER_LABEL} sent a malformed response: {exc}")
     if isinstance(exc, openai.APIError):
         # An error object inside a 200 stream.
         return error_from_status(PROVIDER_LABEL, status=None, message=exc.message, error_type=_body_type(exc.body))
-    if isinstance(exc, httpx2.TransportError):
-        return LLMConnectionError(f"Connection to {PROVIDER_LABEL} failed mid-response: {exc}")
     return None
 
 

@@ -187,6 +187,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
         self.server.fake._record(RecordedRequest("POST", path, headers, body))
+        if not headers.get("authorization") and not headers.get("x-api-key"):
+            self._send_json(401, wire.error_body(401, "No API key was sent"))
+            return
         problem = wire.problems(body)
         if problem:
             self._send_json(400, wire.error_body(400, problem))

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import pytest
+
+from agents.llm.anthropic import AnthropicClient
+from agents.llm.openai import OpenAIClient
+from tests.fake_llm.plugin import fake_llm, fake_llm_server
+from tests.fake_llm.server import FakeLLMServer
+
+__all__ = ["fake_llm", "fake_llm_server"]  # re-exported fixtures, until tests/conftest.py loads the plugin
+
+
+@pytest.fixture
+def anthropic_client(fake_llm: FakeLLMServer) -> AnthropicClient:
+    return AnthropicClient(api_key="test-anthropic-key", base_url=fake_llm.base_url_anthropic)
+
+
+@pytest.fixture
+def openai_client(fake_llm: FakeLLMServer) -> OpenAIClient:
+    return OpenAIClient(api_key="test-openai-key", base_url=fake_llm.base_url_openai)
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def vendor_client(request: pytest.FixtureRequest, fake_llm: FakeLLMServer) -> AnthropicClient | OpenAIClient:
+    """Each SDK-backed client in turn."""
+    if request.param == "anthropic":
+        return AnthropicClient(api_key="test-anthropic-key", base_url=fake_llm.base_url_anthropic)
+    return OpenAIClient(api_key="test-openai-key", base_url=fake_llm.base_url_openai)
+
+
+@pytest.fixture(params=[True, False], ids=["streamed", "whole"])
+def stream(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)

@@ -1,0 +1,290 @@
+"""AnthropicClient through the real ``anthropic`` SDK against the fake server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.llm.anthropic import AnthropicClient
+from agents.llm.base import (
+    AssistantTurn,
+    LLMBadRequest,
+    ReasoningPart,
+    RedactedReasoning,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallArgumentsDelta,
+    ToolResult,
+    ToolResultsTurn,
+    UserTurn,
+)
+from tests.fake_llm import FakeLLMServer, Reply
+from tests.fake_llm.anthropic_wire import sign
+from tests.llm.helpers import ROLL_DICE_TOOL, SECRET_CODE_TOOL, collect, make_request
+
+
+async def test_it_streams_text_in_several_deltas_and_finishes_with_stop(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    fake_llm.script(Reply(text="Hello there, how can I help you today?"))
+
+    answer = await collect(anthropic_client, make_request("Hi"), stream=True)
+
+    assert len(answer.of(TextDelta)) > 3
+    assert answer.text == "Hello there, how can I help you today?"
+    assert answer.completed.finish_reason == "stop"
+
+
+async def test_it_gives_the_same_answer_without_streaming(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    fake_llm.script(Reply(text="Hello there, how can I help you today?"))
+
+    answer = await collect(anthropic_client, make_request("Hi"), stream=False)
+
+    assert answer.of(TextDelta) == [TextDelta("Hello there, how can I help you today?")]
+    assert answer.completed.finish_reason == "stop"
+
+
+async def test_the_sent_body_is_exactly_build_payload(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    request = make_request("Hi", tools=(SECRET_CODE_TOOL,), reasoning=True, reasoning_budget_tokens=1024)
+
+    await collect(anthropic_client, request, stream=stream)
+
+    assert fake_llm.last_request.body == anthropic_client.build_payload(request, stream=stream)
+
+
+async def test_it_requests_thinking_the_way_letta_does(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    request = make_request(
+        "Hi", tools=(SECRET_CODE_TOOL,), reasoning=True, reasoning_budget_tokens=1024, max_tokens=8192, temperature=0.7
+    )
+
+    await collect(anthropic_client, request, stream=stream)
+
+    sent = fake_llm.last_request
+    assert sent.body["system"] == [{"type": "text", "text": "You are a helpful test assistant."}]
+    assert sent.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert sent.body["temperature"] == 1.0
+    assert sent.body["max_tokens"] == 8192
+    assert sent.body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    expected_beta = (
+        "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
+        if stream
+        else "interleaved-thinking-2025-05-14"
+    )
+    assert sent.headers["anthropic-beta"] == expected_beta
+    assert sent.headers["authorization"] == "Bearer test-anthropic-key"
+
+
+async def test_without_thinking_it_sends_the_requested_temperature_and_no_beta_header(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    await collect(anthropic_client, make_request("Hi", temperature=0.3), stream=True)
+
+    sent = fake_llm.last_request
+    assert sent.body["temperature"] == 0.3
+    assert "thinking" not in sent.body
+    assert "tool_choice" not in sent.body
+    assert "anthropic-beta" not in sent.headers
+
+
+async def test_it_yields_signed_reasoning_and_sends_it_back_on_the_next_call(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    fake_llm.script(
+        Reply(reasoning="I should look the code up.", text="Looking it up.", tool_calls=[("get_secret_code_tool", {})]),
+        Reply(reasoning="Now I can answer.", text="The code is 42."),
+    )
+    first_request = make_request("What is the code?", tools=(SECRET_CODE_TOOL,), reasoning=True)
+
+    first = await collect(anthropic_client, first_request, stream=stream)
+    assert first.reasoning == "I should look the code up."
+    assert first.signatures == [sign("I should look the code up.")]
+
+    call = first.tool_calls[0]
+    follow_up = make_request(
+        "What is the code?",
+        first.as_turn(),
+        ToolResultsTurn((ToolResult(call.id, call.name, '{"status": "OK", "message": "42"}'),)),
+        "Thanks!",
+        tools=(SECRET_CODE_TOOL,),
+        reasoning=True,
+    )
+    second = await collect(anthropic_client, follow_up, stream=stream)
+
+    assert second.text == "The code is 42."
+    sent = fake_llm.last_request.body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "I should look the code up.",
+        "signature": sign("I should look the code up."),
+    }
+    assert [block["type"] for block in sent[2]["content"]] == ["tool_result", "text"]
+    assert sent[2]["content"][1] == {"type": "text", "text": "Thanks!"}
+
+
+async def test_a_tampered_signature_is_refused_by_the_fake_as_by_anthropic(
+    anthropic_client: AnthropicClient,
+) -> None:
+    turn = AssistantTurn(parts=(ReasoningPart("I thought this.", signature="forged"), TextPart("Hi.")))
+
+    with pytest.raises(LLMBadRequest, match="Invalid `signature`"):
+        await collect(anthropic_client, make_request("Hi", turn, "Again"), stream=False)
+
+
+async def test_reasoning_without_a_signature_is_not_sent_back(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    turn = AssistantTurn(parts=(ReasoningPart("From another provider."), TextPart("Hello.")))
+
+    await collect(anthropic_client, make_request("Hi", turn, "Again"), stream=False)
+
+    assert fake_llm.last_request.body["messages"][1]["content"] == [{"type": "text", "text": "Hello."}]
+
+
+async def test_redacted_thinking_is_passed_on_and_sent_back(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    fake_llm.script(Reply(reasoning="Visible.", redacted_reasoning="ENCRYPTED", text="Done."))
+
+    answer = await collect(anthropic_client, make_request("Hi", reasoning=True), stream=stream)
+    assert answer.of(RedactedReasoning) == [RedactedReasoning("ENCRYPTED")]
+
+    await collect(anthropic_client, make_request("Hi", answer.as_turn(), "More", reasoning=True), stream=stream)
+    assistant = fake_llm.last_request.body["messages"][1]["content"]
+    assert {"type": "redacted_thinking", "data": "ENCRYPTED"} in assistant
+    assert assistant[0]["type"] == "thinking"
+
+
+async def test_parallel_tool_calls_arrive_with_streamed_argument_fragments(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    calls = [
+        ("get_secret_code_tool", {"input_text": "hello world"}),
+        ("get_secret_code_tool", {"input_text": "hello letta"}),
+        ("roll_dice_tool", {"num_sides": 16}),
+    ]
+    fake_llm.script(Reply(text="Calling.", tool_calls=calls))
+    request = make_request("Go", tools=(SECRET_CODE_TOOL, ROLL_DICE_TOOL), parallel_tool_calls=True)
+
+    answer = await collect(anthropic_client, request, stream=True)
+
+    assert answer.tool_arguments == calls
+    assert len(answer.of(ToolCallArgumentsDelta)) > len(calls)
+    assert len({call.id for call in answer.tool_calls}) == 3
+    assert answer.completed.finish_reason == "tool_calls"
+    assert fake_llm.last_request.body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": False}
+
+
+async def test_tool_calls_and_results_round_trip_as_tool_use_and_tool_result(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    calls = (
+        ToolCall("toolu_1", "roll_dice_tool", '{"num_sides": 6}'),
+        ToolCall("toolu_2", "roll_dice_tool", '{"num_sides": 20'),  # cut off mid-write
+    )
+    results = ToolResultsTurn(
+        (ToolResult("toolu_1", "roll_dice_tool", "4"), ToolResult("toolu_2", "roll_dice_tool", "bad", is_error=True))
+    )
+    request = make_request("Roll", AssistantTurn(tool_calls=calls), results, tools=(ROLL_DICE_TOOL,))
+
+    await collect(anthropic_client, request, stream=False)
+
+    sent = fake_llm.last_request.body["messages"]
+    assert sent[1]["content"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "roll_dice_tool", "input": {"num_sides": 6}},
+        {"type": "tool_use", "id": "toolu_2", "name": "roll_dice_tool", "input": {}},
+    ]
+    assert sent[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "4"},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "bad", "is_error": True},
+    ]
+
+
+async def test_consecutive_user_turns_become_one_user_message(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    request = make_request(UserTurn('{"type": "login"}'), UserTurn("Hello"))
+
+    await collect(anthropic_client, request, stream=False)
+
+    assert fake_llm.last_request.body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": '{"type": "login"}'}, {"type": "text", "text": "Hello"}]}
+    ]
+
+
+async def test_usage_comes_from_the_api(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    fake_llm.script(Reply(text="Hi.", usage=(120, 7)))
+
+    answer = await collect(anthropic_client, make_request("Hi"), stream=stream)
+
+    usage = answer.completed.usage
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.estimated) == (120, 7, False)
+
+
+async def test_usage_is_estimated_and_marked_when_the_api_sends_none(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    fake_llm.script(Reply(text="x" * 40, usage=None))
+
+    answer = await collect(anthropic_client, make_request("Hi"), stream=stream)
+
+    usage = answer.completed.usage
+    assert usage.estimated
+    assert usage.completion_tokens == 10
+    assert usage.prompt_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("scripted", "expected"),
+    [("stop", "stop"), ("tool_calls", "tool_calls"), ("length", "length"), ("content_filter", "content_filter")],
+)
+async def test_each_stop_reason_maps_to_its_finish_reason(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool, scripted: str, expected: str
+) -> None:
+    calls = [("roll_dice_tool", {"num_sides": 6})] if scripted == "tool_calls" else []
+    fake_llm.script(Reply(text="Some text.", tool_calls=calls, finish_reason=scripted))  # type: ignore[arg-type]
+
+    answer = await collect(anthropic_client, make_request("Hi", tools=(ROLL_DICE_TOOL,)), stream=stream)
+
+    assert answer.completed.finish_reason == expected
+
+
+async def test_content_without_a_stop_reason_completes_with_no_finish_reason(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    fake_llm.script(Reply(text="Partial but usable.", finish_reason=None))
+
+    answer = await collect(anthropic_client, make_request("Hi"), stream=stream)
+
+    assert answer.text == "Partial but usable."
+    assert answer.completed.finish_reason is None
+
+
+def test_a_tool_choice_of_required_forces_a_tool_only_without_thinking() -> None:
+    client = AnthropicClient(api_key="unused")
+    request = make_request("Hi", tools=(ROLL_DICE_TOOL,), tool_choice="required")
+
+    assert client.build_payload(request, stream=False)["tool_choice"]["type"] == "any"
+    with_thinking = make_request("Hi", tools=(ROLL_DICE_TOOL,), tool_choice="required", reasoning=True)
+    assert client.build_payload(with_thinking, stream=False)["tool_choice"]["type"] == "auto"
+
+
+def test_max_tokens_leaves_room_for_the_answer_beyond_the_thinking_budget() -> None:
+    client = AnthropicClient(api_key="unused")
+    request = make_request("Hi", reasoning=True, reasoning_budget_tokens=2000, max_tokens=1000)
+
+    payload = client.build_payload(request, stream=True)
+
+    assert payload["thinking"]["budget_tokens"] == 2000
+    assert payload["max_tokens"] == 3000
+    assert json.loads(json.dumps(payload)) == payload
