@@ -318,8 +318,9 @@ def approval_rules(agent_tools: Iterable[AgentTool]) -> list[dict[str, Any]]:
 
 
 def agent_tool_rows(agent: Agent) -> list[AgentTool]:
-    """The agent's attachments in attachment order (uses a ``prefetch_related("agent_tools__tool")``)."""
-    rows = list(agent.agent_tools.all())
+    """The agent's attachments in attachment order (from ``prefetch_related("agent_tools__tool")`` if done)."""
+    prefetched = "agent_tools" in getattr(agent, "_prefetched_objects_cache", {})
+    rows = list(agent.agent_tools.all() if prefetched else agent.agent_tools.select_related("tool"))
     rows.sort(key=lambda at: (at.created_at, at.tool.name))
     return rows
 

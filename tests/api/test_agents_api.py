@@ -298,3 +298,17 @@ def test_it_rejects_other_org_tools_on_own_agents(alice_api: APIClient, agent: A
 
     assert response.status_code == 404
     assert not AgentTool.objects.exists()
+
+
+def test_it_lists_agents_in_a_constant_number_of_queries(
+    alice_api: APIClient, cast: Cast, django_assert_max_num_queries: Any
+) -> None:
+    for i in range(6):
+        agent = services.agent_create(organization=cast.org_a, name=f"a{i}")
+        AgentToolFactory.create_batch(2, agent=agent)
+
+    with django_assert_max_num_queries(8):
+        response = alice_api.get("/v1/agents/")
+
+    assert len(response.json()) == 6
+    assert all(len(state["tools"]) == 2 for state in response.json())
