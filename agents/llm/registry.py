@@ -56,11 +56,12 @@ class ModelInfo:
         return self.handle.split("/", 1)[1]
 
 
+# What a model picker offers. Any ``anthropic/…`` or ``openai/…`` model resolves, listed or not
+# (Letta's seed uses ``anthropic/claude-sonnet-4-5-20250929``, which the SDK marks deprecated).
 CATALOGUE: tuple[ModelInfo, ...] = (
     ModelInfo("demo/echo-1", DEMO_LABEL, 32_000, 4_096, supports_reasoning=True, is_demo=True),
-    ModelInfo("anthropic/claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", 200_000, 64_000, supports_reasoning=True),
+    ModelInfo("anthropic/claude-sonnet-4-6", "Claude Sonnet 4.6", 200_000, 64_000, supports_reasoning=True),
     ModelInfo("anthropic/claude-haiku-4-5-20251001", "Claude Haiku 4.5", 200_000, 64_000, supports_reasoning=True),
-    ModelInfo("anthropic/claude-opus-4-5-20251101", "Claude Opus 4.5", 200_000, 64_000, supports_reasoning=True),
     ModelInfo("openai/gpt-4.1", "GPT-4.1", 1_047_576, 32_768),
     ModelInfo("openai/gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 32_768),
     ModelInfo("openai/gpt-4o-mini", "GPT-4o mini", 128_000, 16_384),

@@ -1,13 +1,26 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from agents.llm.anthropic import AnthropicClient
+from agents.llm.connections import close_shared_clients
 from agents.llm.openai import OpenAIClient
 from tests.fake_llm.plugin import fake_llm, fake_llm_server
 from tests.fake_llm.server import FakeLLMServer
 
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
 __all__ = ["fake_llm", "fake_llm_server"]  # re-exported fixtures, until tests/conftest.py loads the plugin
+
+
+@pytest.fixture(autouse=True)
+async def _close_sdk_clients() -> AsyncIterator[None]:
+    """Close the test loop's pooled SDK connections before the loop goes away."""
+    yield
+    await close_shared_clients()
 
 
 @pytest.fixture
