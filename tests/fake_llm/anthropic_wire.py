@@ -39,6 +39,11 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}, "request_id": new_id("req_")}
 
 
+def error_event(error_type: str, message: str) -> bytes:
+    """The ``event: error`` Anthropic sends inside a stream (for example ``overloaded_error``)."""
+    return sse({"type": "error", "error": {"type": error_type, "message": message}}, "error")
+
+
 def content_blocks(reply: Reply, exchange: Exchange) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if exchange.thinking:

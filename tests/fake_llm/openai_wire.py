@@ -32,6 +32,12 @@ def error_body(status: int, message: str, *, context_window: bool = False) -> di
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+def error_event(error_type: str, message: str) -> bytes:
+    """An error object in place of a chunk, as OpenAI-compatible servers send mid-stream."""
+    error = {"message": message, "type": error_type, "param": None, "code": None}
+    return f"data: {json.dumps({'error': error})}\n\n".encode()
+
+
 def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
     return [
         {"id": new_id("call_"), "type": "function", "function": {"name": name, "arguments": json.dumps(dict(args))}}

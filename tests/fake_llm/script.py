@@ -17,7 +17,10 @@ FaultKind = Literal[
     "drop_mid_stream",
     "no_terminal_event",
     "empty_completion",
+    "error_event",
 ]
+# The HTTP status a non-streamed request gets for an ``error_event`` fault.
+_EVENT_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500, "invalid_request_error": 400}
 AUTO: Literal["auto"] = "auto"
 
 
@@ -80,6 +83,7 @@ class Fault:
     message: str = "Internal server error"
     retry_after: float | None = None
     partial_text: str = ""
+    error_type: str | None = None
 
     @classmethod
     def http(cls, status: int, message: str = "Injected failure", *, retry_after: float | None = None) -> Fault:
@@ -122,6 +126,17 @@ class Fault:
     @classmethod
     def empty_completion(cls) -> Fault:
         return cls("empty_completion", status=200)
+
+    @classmethod
+    def error_event(
+        cls, error_type: str = "overloaded_error", message: str = "Overloaded", partial_text: str = ""
+    ) -> Fault:
+        """An error event inside a 200 stream, after ``partial_text`` if any.
+
+        A non-streamed request gets the matching HTTP error instead.
+        """
+        status = _EVENT_STATUS.get(error_type, 500)
+        return cls("error_event", status=status, message=message, partial_text=partial_text, error_type=error_type)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "fault", **asdict(self)}

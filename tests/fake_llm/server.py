@@ -163,7 +163,11 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = urlsplit(self.path).path
         if path == "/__script__":
-            items = items_from_json(json.loads(raw or b"[]"))
+            try:
+                items = items_from_json(json.loads(raw or b"[]"))
+            except (ValueError, TypeError, KeyError) as exc:
+                self._send_json(400, {"error": f"Bad script: {exc!r}"})
+                return
             self.server.fake.script(*items)
             self._send_json(200, {"queued": len(items), "pending": self.server.fake.pending})
         elif path == "/__reset__":
@@ -230,6 +234,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 whole = json.dumps(_whole(partial, exchange)).encode()
                 self._send_bytes(200, whole[: len(whole) // 2], "application/json", declared_length=len(whole))
+        elif fault.kind == "error_event":
+            self._error_event(fault, exchange)
         else:
             # no_terminal_event / empty_completion: an answer with no content (or only the partial text).
             terminal = fault.kind == "empty_completion"
@@ -245,6 +251,22 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 body = anthropic_wire.message(reply, exchange, blocks=blocks) if anthropic else _whole(reply, exchange)
                 self._send_json(200, body)
+
+    def _error_event(self, fault: Fault, exchange: Exchange) -> None:
+        error_type = fault.error_type or "api_error"
+        if not exchange.stream:
+            wire = anthropic_wire if exchange.protocol == "anthropic" else openai_wire
+            self._send_json(fault.status, wire.error_body(fault.status, fault.message))
+            return
+        partial = Reply(text=fault.partial_text, usage=None)
+        if exchange.protocol == "anthropic":
+            blocks = [{"type": "text", "text": fault.partial_text}] if fault.partial_text else []
+            frames = anthropic_wire.stream(partial, exchange, blocks=blocks, terminal=False)
+            frames.append(anthropic_wire.error_event(error_type, fault.message))
+        else:
+            frames = [f for f in openai_wire.stream(partial, exchange, terminal=False) if f != openai_wire.DONE]
+            frames.append(openai_wire.error_event(error_type, fault.message))
+        self._send_stream(frames)
 
     # --- writing -------------------------------------------------------------
 

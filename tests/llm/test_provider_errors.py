@@ -39,6 +39,8 @@ from tests.llm.helpers import collect, make_request
         (Fault.malformed_json(), LLMInvalidResponse, False, False),
         (Fault.drop_mid_stream(), LLMConnectionError, True, True),
         (Fault.empty_completion(), LLMInvalidResponse, False, False),
+        (Fault.error_event("overloaded_error"), LLMOverloaded, True, True),
+        (Fault.error_event("api_error", "Internal error"), LLMError, False, True),
     ],
     ids=lambda value: getattr(value, "kind", None) and f"{value.kind}-{value.status}",
 )
@@ -133,6 +135,20 @@ async def test_a_dropped_stream_fails_after_the_partial_output(
                 seen.append(event.text)
 
     assert "".join(seen).startswith("This")
+
+
+async def test_an_error_event_after_partial_output_arrives_after_that_output(
+    fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient
+) -> None:
+    fake_llm.script(Fault.error_event("overloaded_error", partial_text="Started"))
+    seen: list[str] = []
+
+    with pytest.raises(LLMOverloaded, match="Overloaded"):
+        async for event in vendor_client.generate(make_request("Hi"), stream=True):
+            if isinstance(event, TextDelta):
+                seen.append(event.text)
+
+    assert seen == ["Started"]
 
 
 async def test_an_unreachable_server_is_a_connection_error(stream: bool) -> None:

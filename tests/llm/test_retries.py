@@ -78,6 +78,24 @@ async def test_a_failure_after_the_first_yielded_event_is_not_retried(
     assert fake_llm.pending == 1
 
 
+async def test_an_error_event_before_any_output_is_retried_and_one_after_output_is_not(
+    fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient
+) -> None:
+    fake_llm.script(
+        Fault.error_event("overloaded_error"),
+        Fault.error_event("overloaded_error", partial_text="Half"),
+        Reply(text="never reached"),
+    )
+    sleep = SleepRecorder()
+
+    with pytest.raises(LLMOverloaded):
+        await collect(retrying(vendor_client, sleep), make_request("Hi"), stream=True)
+
+    assert len(sleep.delays) == 1
+    assert len(fake_llm.requests) == 2
+    assert fake_llm.pending == 1
+
+
 async def test_an_error_that_is_not_transient_is_raised_at_once(
     fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
 ) -> None:
