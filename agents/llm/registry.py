@@ -24,6 +24,19 @@ if TYPE_CHECKING:
     from accounts.models import Organization
     from agents.llm.base import LLMClient
 
+__all__ = [
+    "CATALOGUE",
+    "ModelInfo",
+    "ProviderNotConfigured",
+    "UnknownModelHandle",
+    "aget_llm_client",
+    "get_llm_client",
+    "list_model_handles",
+    "model_info",
+    "parse_handle",
+    "with_retries",
+]
+
 DEMO = "demo"
 PROVIDERS = (DEMO, Provider.ANTHROPIC.value, Provider.OPENAI.value)
 # Compatible servers ignore the key, but the SDK insists on one.
