@@ -138,11 +138,11 @@ def unwrap_tool_output(content: str) -> str:
 
 
 def describe_tool_result(name: str, content: str, *, is_error: bool) -> str:
-    """One sentence: "The secret code is 42.", "roll_dice returned 4.", or why the call did not run."""
+    """One sentence: "get_secret_code says the secret code is 42.", "roll_dice returned 4.", or why it did not run."""
     message = unwrap_tool_output(content).strip()
     if is_error:
         reason = message.removeprefix("Error:").strip()
         verb = "was denied" if "denied" in reason.lower() else "failed"
         return f"The call to {name} {verb}: {reason}"
     noun = name.removesuffix("_tool").removeprefix("get_").replace("_", " ") if name.startswith("get_") else ""
-    return f"The {noun} is {message}." if noun else f"{name} returned {message}."
+    return f"{name} says the {noun} is {message}." if noun else f"{name} returned {message}."

@@ -3,7 +3,7 @@
 - The user asks for tools ("Call the get_secret_code_tool ... 'hello world'") → reasoning,
   a short text and those calls (only the first one when parallel calls are off).
 - The request ends with tool results → reasoning and a text quoting each result, so
-  "The secret code is <return>" appears; a denial is quoted with its reason.
+  "the secret code is <return>" appears; a denial is quoted with its reason.
 - Anything else → reasoning and a short acknowledgement.
 """
 

@@ -112,7 +112,7 @@ async def test_after_tool_results_it_reports_them_and_stops() -> None:
         DemoClient(token_delay=0), make_request("code?", *after_a_call(result), tools=TOOLS), stream=True
     )
 
-    assert "The secret code is 740845635798344975." in answer.text
+    assert "the secret code is 740845635798344975." in answer.text
     assert answer.tool_calls == []
     assert answer.completed.finish_reason == "stop"
 

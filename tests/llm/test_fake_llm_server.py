@@ -81,7 +81,7 @@ async def test_unscripted_it_quotes_the_tool_result(
     )
 
     assert answer.reasoning
-    assert f"The secret code is {SECRET_CODE}" in answer.text
+    assert f"the secret code is {SECRET_CODE}" in answer.text
     assert answer.completed.finish_reason == "stop"
 
 

@@ -82,7 +82,7 @@ def test_values_are_coerced_to_the_schema_type(value: str, schema: dict[str, str
 
 def test_a_getter_result_reads_as_a_sentence_about_its_value() -> None:
     assert describe_tool_result("get_secret_code_tool", "740845635798344975", is_error=False) == (
-        "The secret code is 740845635798344975."
+        "get_secret_code_tool says the secret code is 740845635798344975."
     )
     assert describe_tool_result("roll_dice_tool", "4", is_error=False) == "roll_dice_tool returned 4."
 
