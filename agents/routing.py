@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+"""WebSocket routes (mounted by ``config.asgi`` behind the origin check and session auth)."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from agents.consumers import AgentChatConsumer
+
+websocket_urlpatterns = [
+    path("ws/agents/<str:agent_id>/", AgentChatConsumer.as_asgi()),
+]

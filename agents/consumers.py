@@ -1,0 +1,206 @@
+"""The browser chat's WebSocket: one connection per open chat, at ``/ws/agents/<agent id>/``.
+
+Authorized once at connect (a logged-in user whose current organization owns the
+agent; the origin is checked by ``AllowedHostsOriginValidator`` in ``config.asgi``),
+then a thin adapter: every inbound frame is validated and handed to one function of
+``agents.chat``; every payload published to the agent's group is forwarded as is.
+
+Frames from the tab::
+
+    {"type": "resume", "after_seq": 12}                      -> {"type": "sync", ...}
+    {"type": "send", "text": "hi", "otid": "…"}              -> {"type": "accepted", ...}
+    {"type": "approve", "approvals": [ApprovalCreate items]} -> {"type": "accepted", ...}
+    {"type": "cancel"} | {"type": "continue"} | {"type": "retry"}
+
+Anything else gets ``{"type": "error", "detail": "…", "request": <frame type or null>}``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from accounts.access import SESSION_ORGANIZATION_KEY
+from agents import chat
+from agents.broadcast import agent_group
+from agents.errors import ApplicationError
+
+if TYPE_CHECKING:
+    from accounts.models import User
+    from agents.models import Agent, Run
+
+logger = logging.getLogger(__name__)
+
+# Close codes in the private range: the tab stops reconnecting on these.
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_FOUND = 4404
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ResumeFrame(_Frame):
+    type: Literal["resume"]
+    after_seq: int = Field(ge=-1)
+
+
+class SendFrame(_Frame):
+    type: Literal["send"]
+    text: str = Field(min_length=1, max_length=chat.MAX_MESSAGE_CHARS)
+    otid: str = Field(default="", max_length=64)
+
+
+class ApprovalItem(_Frame):
+    type: Literal["approval"]
+    tool_call_id: str = Field(min_length=1, max_length=200)
+    approve: bool
+    reason: str | None = Field(default=None, max_length=10_000)
+
+
+class ToolReturnItem(_Frame):
+    type: Literal["tool"]
+    tool_call_id: str = Field(min_length=1, max_length=200)
+    tool_return: str = Field(max_length=chat.MAX_MESSAGE_CHARS)
+    status: Literal["success", "error"] = "success"
+
+
+class ApproveFrame(_Frame):
+    type: Literal["approve"]
+    approvals: list[Annotated[ApprovalItem | ToolReturnItem, Field(discriminator="type")]] = Field(
+        min_length=1, max_length=100
+    )
+
+
+class CancelFrame(_Frame):
+    type: Literal["cancel"]
+
+
+class ContinueFrame(_Frame):
+    type: Literal["continue"]
+
+
+class RetryFrame(_Frame):
+    type: Literal["retry"]
+
+
+Frame = Annotated[
+    ResumeFrame | SendFrame | ApproveFrame | CancelFrame | ContinueFrame | RetryFrame, Field(discriminator="type")
+]
+FRAME = TypeAdapter(Frame)
+FRAME_TYPES = ("resume", "send", "approve", "cancel", "continue", "retry")
+
+
+class FrameError(ValueError):
+    pass
+
+
+def parse_frame(content: Any) -> Frame:
+    """The frame ``content`` is, or ``FrameError`` saying what is wrong with it."""
+    if not isinstance(content, dict):
+        raise FrameError("A frame must be a JSON object.")
+    if content.get("type") not in FRAME_TYPES:
+        raise FrameError(f"Unknown frame type {content.get('type')!r}; expected one of {', '.join(FRAME_TYPES)}.")
+    try:
+        return FRAME.validate_python(content)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][1:]) or "frame"
+        raise FrameError(f"Invalid {content['type']} frame: {where}: {first['msg']}.") from None
+
+
+def error_detail(exc: ApplicationError) -> str:
+    detail = exc.detail
+    if isinstance(detail, dict):
+        return str(detail.get("message") or detail)
+    return str(detail)
+
+
+class AgentChatConsumer(AsyncJsonWebsocketConsumer):
+    agent: Agent
+    user: User
+    group: str
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        session = self.scope.get("session") or {}
+        agent = await database_sync_to_async(chat.chat_agent)(
+            user=user,
+            organization_id=session.get(SESSION_ORGANIZATION_KEY),
+            agent_id=self.scope["url_route"]["kwargs"]["agent_id"],
+        )
+        if agent is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        self.user, self.agent, self.group = user, agent, agent_group(agent.id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if text_data is None:
+            await self._error("Frames are JSON text, not binary.")
+            return
+        try:
+            content = json.loads(text_data)
+        except ValueError:
+            await self._error("A frame must be valid JSON.")
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        try:
+            frame = parse_frame(content)
+        except FrameError as exc:
+            request = content.get("type") if isinstance(content, dict) else None
+            await self._error(str(exc), request=request if isinstance(request, str) else None)
+            return
+        try:
+            reply = await database_sync_to_async(self._handle)(frame)
+        except ApplicationError as exc:
+            await self._error(error_detail(exc), request=frame.type)
+            return
+        await self.send_json(reply)
+
+    def _handle(self, frame: Frame) -> dict[str, Any]:
+        """Call the one ``agents.chat`` function the frame asks for (in a worker thread)."""
+        agent, user = self.agent, self.user
+        if isinstance(frame, ResumeFrame):
+            return chat.chat_sync(agent=agent, after_seq=frame.after_seq)
+        if isinstance(frame, CancelFrame):
+            return _accepted(frame.type, chat.chat_cancel(agent=agent))
+        run: Run
+        if isinstance(frame, SendFrame):
+            run = chat.chat_send(agent=agent, user=user, text=frame.text, otid=frame.otid)
+            return _accepted(frame.type, [run]) | {"otid": frame.otid}
+        if isinstance(frame, ApproveFrame):
+            approvals = [item.model_dump() for item in frame.approvals]
+            run = chat.chat_approve(agent=agent, user=user, approvals=approvals)
+        elif isinstance(frame, ContinueFrame):
+            run = chat.chat_continue(agent=agent, user=user)
+        else:
+            run = chat.chat_retry(agent=agent, user=user)
+        return _accepted(frame.type, [run])
+
+    async def _error(self, detail: str, *, request: str | None = None) -> None:
+        await self.send_json({"type": "error", "detail": detail, "request": request})
+
+    async def agent_events(self, message: dict[str, Any]) -> None:
+        """Forward what ``agents.broadcast.publish`` sent to the agent's group, in order."""
+        for payload in message["events"]:
+            await self.send_json(payload)
+
+
+def _accepted(request: str, runs: list[Run]) -> dict[str, Any]:
+    return {"type": "accepted", "request": request, "run_ids": chat.public_run_ids(runs)}
