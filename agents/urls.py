@@ -6,4 +6,9 @@ app_name = "agents"
 
 urlpatterns = [
     path("", views.agent_list, name="list"),
+    path("agents/new/", views.agent_create, name="create"),
+    path("agents/<str:agent_id>/", views.agent_chat, name="chat"),
+    path("agents/<str:agent_id>/history/", views.chat_history, name="chat_history"),
+    path("agents/<str:agent_id>/edit/", views.agent_edit, name="edit"),
+    path("agents/<str:agent_id>/delete/", views.agent_delete, name="delete"),
 ]

@@ -1,0 +1,122 @@
+"""Forms of the agent pages: create and edit an agent, with its tools and their approval policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+
+from agents.llm.registry import list_model_handles
+from agents.models import DEFAULT_SYSTEM_PROMPT
+from tools.models import AgentTool, Tool
+
+if TYPE_CHECKING:
+    from django.forms import BoundField
+
+    from accounts.models import Organization
+    from agents.models import Agent
+
+
+class ApprovalPolicy:
+    """What an agent does with a tool's calls: follow the tool's default, or override it."""
+
+    INHERIT = "inherit"
+    ALWAYS = "always"
+    NEVER = "never"
+    CHOICES = (
+        (INHERIT, "Tool default"),
+        (ALWAYS, "Always ask"),
+        (NEVER, "Never ask"),
+    )
+    OVERRIDES: dict[str, bool | None] = {INHERIT: None, ALWAYS: True, NEVER: False}
+
+    @classmethod
+    def of(cls, requires_approval: bool | None) -> str:
+        return {None: cls.INHERIT, True: cls.ALWAYS, False: cls.NEVER}[requires_approval]
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One line of the tools fieldset: attach the tool, and how its calls are approved."""
+
+    tool: Tool
+    attach: BoundField
+    approval: BoundField
+
+
+def model_choices(organization: Organization | None, current: str | None = None) -> list[tuple[str, str]]:
+    """The model handles the organization can use; the demo model says it is one."""
+    models = list_model_handles(organization=organization)
+    choices = [(info.handle, f"{info.display_name} — {info.handle}") for info in models]
+    if current and current not in {handle for handle, _ in choices}:
+        choices.append((current, f"{current} (provider not configured)"))
+    return choices
+
+
+class AgentForm(forms.Form):
+    name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"autocomplete": "off"}))
+    model = forms.ChoiceField(
+        label="Model",
+        help_text="The demo model runs offline without an API key. Others appear once their provider has a key.",
+    )
+    system = forms.CharField(
+        label="System prompt",
+        required=False,
+        initial=DEFAULT_SYSTEM_PROMPT,
+        widget=forms.Textarea(attrs={"rows": 6}),
+    )
+    tools = forms.ModelMultipleChoiceField(
+        queryset=Tool.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        to_field_name="pk",
+    )
+
+    def __init__(self, *args: Any, organization: Organization, agent: Agent | None = None, **kwargs: Any) -> None:
+        if agent is not None and "initial" not in kwargs:
+            kwargs["initial"] = {"name": agent.name, "model": agent.model, "system": agent.system}
+        super().__init__(*args, **kwargs)
+        self.agent = agent
+        self.org_tools = list(Tool.objects.for_org(organization).order_by("name"))
+        self.fields["model"].choices = model_choices(organization, agent.model if agent else None)
+        self.fields["tools"].queryset = Tool.objects.for_org(organization).order_by("name")
+        attached: dict[Any, AgentTool] = {}
+        if agent is not None:
+            attached = {at.tool_id: at for at in AgentTool.objects.filter(agent=agent)}
+            self.initial.setdefault("tools", [str(pk) for pk in attached])
+        for tool in self.org_tools:
+            at = attached.get(tool.pk)
+            default = "asks" if tool.default_requires_approval else "does not ask"
+            self.fields[self.approval_field(tool)] = forms.ChoiceField(
+                label=f"Approval for {tool.name}",
+                choices=ApprovalPolicy.CHOICES,
+                initial=ApprovalPolicy.of(at.requires_approval if at else None),
+                help_text=f"By default {tool.name} {default} a person before it runs.",
+            )
+
+    @staticmethod
+    def approval_field(tool: Tool) -> str:
+        return f"approval_{tool.pk.hex}"
+
+    def tool_rows(self) -> list[ToolRow]:
+        attach = {str(widget.data["value"]): widget for widget in self["tools"]}
+        return [
+            ToolRow(tool=tool, attach=attach[str(tool.pk)], approval=self[self.approval_field(tool)])
+            for tool in self.org_tools
+            if str(tool.pk) in attach
+        ]
+
+    def chosen_tools(self) -> list[Tool]:
+        return list(self.cleaned_data["tools"])
+
+    def approval_overrides(self) -> dict[str, bool | None]:
+        """``tool name → override`` for every attached tool (``None`` follows the tool's default)."""
+        return {
+            tool.name: ApprovalPolicy.OVERRIDES[self.cleaned_data[self.approval_field(tool)]]
+            for tool in self.chosen_tools()
+        }
+
+
+class AgentSearchForm(forms.Form):
+    q = forms.CharField(label="Search agents", required=False, max_length=200)
