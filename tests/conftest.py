@@ -7,6 +7,8 @@ import pytest
 from accounts.models import Membership, Organization, Role, User
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 
+pytest_plugins = ["tests.fake_llm.plugin"]
+
 
 @dataclass
 class Cast:

@@ -12,3 +12,4 @@ STORAGES = {  # noqa: F405
     **STORAGES,  # noqa: F405
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+DEMO_TOKEN_DELAY = 0.0

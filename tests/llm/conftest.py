@@ -7,13 +7,10 @@ import pytest
 from agents.llm.anthropic import AnthropicClient
 from agents.llm.connections import close_shared_clients
 from agents.llm.openai import OpenAIClient
-from tests.fake_llm.plugin import fake_llm, fake_llm_server
 from tests.fake_llm.server import FakeLLMServer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-
-__all__ = ["fake_llm", "fake_llm_server"]  # re-exported fixtures, until tests/conftest.py loads the plugin
 
 
 @pytest.fixture(autouse=True)
