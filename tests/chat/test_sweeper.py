@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.utils import timezone
+
+from agents.broadcast import agent_group
+from agents.models import Agent, Run, RunStatus
+from agents.runs import execute_run
+from agents.sweeper import SWEPT_EVENT_SEQ, stale_after, sweep_stale_runs
+from config.celery import app as celery_app
+from tests.chat.conftest import IN_MEMORY_LAYER
+from tests.factories import AgentFactory, MessageFactory, RunFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _settings(settings):
+    settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
+    settings.AGENT_TURN_LOCK_SECONDS = 60
+    settings.RUN_EXECUTOR = "inprocess"
+
+
+def running_run(agent: Agent, heartbeat_age: timedelta) -> Run:
+    now = timezone.now()
+    run = RunFactory(
+        agent=agent, status=RunStatus.RUNNING, started_at=now - heartbeat_age, heartbeat_at=now - heartbeat_age
+    )
+    Agent.objects.filter(pk=agent.pk).update(turn_lock_run_id=run.pk, turn_lock_expires_at=now + timedelta(seconds=5))
+    return run
+
+
+def listen(agent: Agent) -> tuple[object, str]:
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(agent_group(agent.pk), channel)
+    return layer, channel
+
+
+def test_the_stale_bound_is_twice_the_turn_lease(settings):
+    settings.AGENT_TURN_LOCK_SECONDS = 45
+
+    assert stale_after() == timedelta(seconds=90)
+
+
+def test_it_fails_a_run_whose_worker_stopped_heart_beating_and_releases_the_agent():
+    agent = AgentFactory()
+    run = running_run(agent, heartbeat_age=stale_after() + timedelta(seconds=1))
+
+    swept = sweep_stale_runs()
+
+    run.refresh_from_db()
+    agent.refresh_from_db()
+    assert swept == 1
+    assert run.status == RunStatus.FAILED
+    assert run.stop_reason == "error"
+    assert "stopped responding" in run.error["message"]
+    assert run.completed_at is not None
+    assert run.cancel_requested_at is not None
+    assert agent.turn_lock_run_id is None
+    assert agent.turn_lock_expires_at is None
+
+
+def test_it_tells_the_agent_tabs_what_happened_with_a_verdict_after_every_event():
+    agent = AgentFactory()
+    run = running_run(agent, heartbeat_age=timedelta(minutes=10))
+    layer, channel = listen(agent)
+
+    sweep_stale_runs()
+
+    message = async_to_sync(layer.receive)(channel)
+    [payload] = message["events"]
+    assert payload["type"] == "run_finished"
+    assert payload["run_id"] == run.public_id
+    assert payload["stop_reason"] == "error"
+    assert payload["seq"] == SWEPT_EVENT_SEQ
+    assert "stopped responding" in payload["error"]
+
+
+def test_it_leaves_a_run_that_heart_beats_alone():
+    agent = AgentFactory()
+    run = running_run(agent, heartbeat_age=stale_after() - timedelta(seconds=5))
+
+    swept = sweep_stale_runs()
+
+    run.refresh_from_db()
+    agent.refresh_from_db()
+    assert swept == 0
+    assert run.status == RunStatus.RUNNING
+    assert agent.turn_lock_run_id == run.pk
+
+
+def test_it_ends_a_run_once_however_often_it_sweeps():
+    agent = AgentFactory()
+    running_run(agent, heartbeat_age=timedelta(minutes=10))
+
+    assert sweep_stale_runs() == 1
+    assert sweep_stale_runs() == 0
+
+
+def test_it_fails_a_queued_run_that_no_executor_claimed():
+    agent = AgentFactory()
+    run = RunFactory(agent=agent, status=RunStatus.QUEUED)
+    Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - stale_after() - timedelta(seconds=1))
+    fresh = RunFactory(agent=agent, status=RunStatus.QUEUED)
+
+    swept = sweep_stale_runs()
+
+    run.refresh_from_db()
+    fresh.refresh_from_db()
+    assert swept == 1
+    assert run.status == RunStatus.FAILED
+    assert "No worker picked this run up" in run.error["message"]
+    assert fresh.status == RunStatus.QUEUED
+
+
+def test_it_leaves_another_run_lease_on_the_agent_alone():
+    agent = AgentFactory()
+    dead = running_run(agent, heartbeat_age=timedelta(minutes=10))
+    live = RunFactory(agent=agent, status=RunStatus.RUNNING, heartbeat_at=timezone.now())
+    Agent.objects.filter(pk=agent.pk).update(turn_lock_run_id=live.pk)
+
+    sweep_stale_runs()
+
+    agent.refresh_from_db()
+    dead.refresh_from_db()
+    assert dead.status == RunStatus.FAILED
+    assert agent.turn_lock_run_id == live.pk
+
+
+def test_celery_beat_runs_the_sweeper_and_the_worker_knows_the_task():
+    schedule = celery_app.conf.beat_schedule
+
+    entries = [entry for entry in schedule.values() if entry["task"] == "agents.sweeper.sweep_stale_runs_task"]
+
+    assert len(entries) == 1
+    assert entries[0]["schedule"] <= stale_after().total_seconds()
+    assert "agents.sweeper" in celery_app.conf.imports
+
+
+def test_a_duplicate_delivery_of_a_claimed_run_does_nothing():
+    agent = AgentFactory()
+    run = RunFactory(agent=agent, status=RunStatus.RUNNING, request={"messages": [{"role": "user", "content": "hi"}]})
+    MessageFactory(agent=agent, seq=0)
+    layer, channel = listen(agent)
+
+    async_to_sync(execute_run)(run.pk)
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING
+    assert agent.messages.count() == 1
+    with pytest.raises(TimeoutError):
+        async_to_sync(_receive_within)(layer, channel, 0.2)
+
+
+async def _receive_within(layer, channel, seconds):
+    import asyncio
+
+    return await asyncio.wait_for(layer.receive(channel), seconds)
