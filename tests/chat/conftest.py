@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from playwright.sync_api import Browser, Page, sync_playwright
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
 
 from accounts.access import SESSION_ORGANIZATION_KEY
 from agents import runs
 from agents.routing import websocket_urlpatterns
+from tests.api.live_server import LiveServer, start_live_server
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
     from accounts.models import Organization
     from agents.models import Agent
 
@@ -64,3 +84,262 @@ def finished(frame: dict) -> bool:
 def refreshed(instance: Any) -> Any:
     instance.refresh_from_db()
     return instance
+
+
+# --- live servers: Daphne (and a Celery worker) on a database of their own --------------------
+
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+LIVE_SETTINGS = "tests.chat.live_settings"
+DEMO_EMAIL, DEMO_PASSWORD = "demo@example.com", "demo-password"
+WORKER_STARTUP_S = 60.0
+
+
+@dataclass
+class ChatServer:
+    """A live server with the demo organization seeded (``manage.py seed_demo``)."""
+
+    server: LiveServer
+    demo_agent_id: str
+    demo_api_key: str
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def api(self) -> httpx.Client:
+        """A REST client acting for the demo organization."""
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.demo_api_key}"}, timeout=10)
+
+    def new_agent(self, name: str, *, tools: tuple[str, ...] = ("roll_dice", "get_secret_code"), **fields: Any) -> str:
+        """A fresh agent of the demo organization with the seeded tools (an id), so tests never share one."""
+        with self.api() as api:
+            tool_ids = [
+                api.get("/v1/tools/", params={"name": tool}).raise_for_status().json()[0]["id"] for tool in tools
+            ]
+            body = {"name": name, "model": "demo/echo-1", "tool_ids": tool_ids, **fields}
+            return str(api.post("/v1/agents/", json=body).raise_for_status().json()["id"])
+
+    def history(self, session: httpx.Client, agent_id: str) -> list[dict[str, Any]]:
+        """Every row of the chat, oldest first, as the chat's history endpoint serves them."""
+        rows: list[dict[str, Any]] = []
+        before = None
+        while True:
+            params = {"before": before} if before else {}
+            page = session.get(f"/agents/{agent_id}/history/", params=params).raise_for_status().json()
+            rows[:0] = page["rows"]
+            if not page["has_more"]:
+                return rows
+            before = page["rows"][0]["row"]["id"]
+
+    def login(self) -> httpx.Client:
+        """An HTTP session logged in as the demo user."""
+        session = httpx.Client(base_url=self.url, timeout=10, follow_redirects=True)
+        page = session.get("/accounts/login/").raise_for_status()
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+        assert token is not None
+        session.post(
+            "/accounts/login/",
+            data={"username": DEMO_EMAIL, "password": DEMO_PASSWORD, "csrfmiddlewaretoken": token[1]},
+            headers={"Referer": f"{self.url}/accounts/login/"},
+        ).raise_for_status()
+        assert "sessionid" in session.cookies
+        return session
+
+
+@contextlib.contextmanager
+def start_chat_server(folder: Path, *, extra_env: dict[str, str]) -> Iterator[ChatServer]:
+    env = {"DJANGO_SETTINGS_MODULE": LIVE_SETTINGS, **extra_env}
+    with start_live_server(folder, extra_env=env) as server:
+        seeded = server.manage("seed_demo", "--url", server.url)
+        agent_id = re.search(r"\[(agent-[0-9a-f-]+)\]", seeded)
+        assert agent_id is not None, seeded
+        yield ChatServer(server=server, demo_agent_id=agent_id[1], demo_api_key=seeded.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
+    """The embedded default as a person runs it: SQLite, in-memory channel layer, runs in-process, demo model."""
+    env = {"REDIS_URL": "", "CELERY_BROKER_URL": "", "RUN_EXECUTOR": "inprocess", "DEMO_TOKEN_DELAY": "0.04"}
+    with start_chat_server(tmp_path_factory.mktemp("chat-server"), extra_env=env) as server:
+        yield server
+
+
+def redis_test_url() -> str:
+    return os.environ.get("CHAT_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+
+
+@dataclass
+class CeleryStack:
+    """Daphne handing runs to Celery over Redis, and a worker that can be killed and restarted."""
+
+    chat: ChatServer
+    folder: Path
+    worker: subprocess.Popen[bytes] | None = None
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        log = (self.folder / "worker.log").open("ab")
+        celery = Path(sys.executable).with_name("celery")
+        queue = self.chat.server.env["CELERY_TASK_DEFAULT_QUEUE"]
+        self.worker = subprocess.Popen(
+            [
+                str(celery),
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                queue,
+                "--loglevel=INFO",
+                "--without-mingle",
+                "--without-gossip",
+                "--hostname",
+                f"chat-test-{uuid.uuid4().hex[:8]}@%h",
+            ],
+            cwd=settings.BASE_DIR,
+            env=self.chat.server.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + WORKER_STARTUP_S
+        while " ready." not in self.worker_log():
+            if self.worker.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"The Celery worker did not start:\n{self.worker_log()}")
+            time.sleep(0.2)
+        return self.worker
+
+    def kill_worker(self) -> None:
+        assert self.worker is not None
+        self.worker.send_signal(signal.SIGKILL)
+        self.worker.wait(timeout=10)
+        self.worker = None
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.terminate()
+            try:
+                self.worker.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.worker.kill()
+                self.worker.wait(timeout=5)
+            self.worker = None
+
+    def worker_log(self) -> str:
+        path = self.folder / "worker.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def celery_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CeleryStack]:
+    folder = tmp_path_factory.mktemp("celery-stack")
+    name = f"chat-test-{uuid.uuid4().hex[:12]}"
+    env = {
+        "REDIS_URL": redis_test_url(),
+        "CELERY_BROKER_URL": redis_test_url(),
+        "RUN_EXECUTOR": "celery",
+        "CELERY_TASK_DEFAULT_QUEUE": name,
+        "CHANNEL_LAYER_PREFIX": name,
+        "DEMO_TOKEN_DELAY": "0.05",
+        # A short lease, so a run whose worker died is swept within seconds (stale after 2 x 2 s).
+        "AGENT_TURN_LOCK_SECONDS": "2",
+    }
+    with start_chat_server(folder, extra_env=env) as chat:
+        stack = CeleryStack(chat=chat, folder=folder)
+        stack.start_worker()
+        try:
+            yield stack
+        finally:
+            stack.stop_worker()
+
+
+class LiveSocket:
+    """The chat's WebSocket on a live server, as a logged-in browser tab opens it."""
+
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        await self.connection.send(json.dumps(frame))
+
+    async def until(self, done: Any, timeout: float = 30) -> list[dict[str, Any]]:
+        """Frames up to and including the first for which ``done(frame)`` holds."""
+        received: list[dict[str, Any]] = []
+        async with asyncio.timeout(timeout):
+            while True:
+                frame = json.loads(await self.connection.recv())
+                received.append(frame)
+                self.frames.append(frame)
+                if done(frame):
+                    return received
+
+
+@contextlib.asynccontextmanager
+async def live_socket(chat: ChatServer, session: httpx.Client, agent_id: str) -> AsyncIterator[LiveSocket]:
+    url = chat.url.replace("http://", "ws://") + f"/ws/agents/{agent_id}/"
+    cookie = "; ".join(f"{name}={value}" for name, value in session.cookies.items())
+    async with ws_connect(url, origin=chat.url, additional_headers={"Cookie": cookie}) as connection:
+        yield LiveSocket(connection)
+
+
+# --- the browser ---------------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Remember each phase's report on the test, so fixtures can tell a failed test at teardown."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture(scope="session")
+def demo_login_state(browser: Browser, chat_server: ChatServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A logged-in demo user's cookies, so each test's browser context starts logged in."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{chat_server.url}/accounts/login/")
+    page.get_by_label("Email").fill(DEMO_EMAIL)
+    page.get_by_label("Password").fill(DEMO_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{chat_server.url}/")
+    path = tmp_path_factory.mktemp("browser") / "demo-login.json"
+    context.storage_state(path=path)
+    context.close()
+    return path
+
+
+def _browser_page(request: pytest.FixtureRequest, browser: Browser, storage_state: Path | None) -> Iterator[Page]:
+    context = browser.new_context(storage_state=storage_state, viewport={"width": 1100, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.errors = errors  # type: ignore[attr-defined]
+    yield page
+    failed = getattr(request.node, "report_call", None)
+    if failed is not None and failed.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"{request.node.name}.png", full_page=True)
+    context.close()
+
+
+@pytest.fixture
+def page(request: pytest.FixtureRequest, browser: Browser, demo_login_state: Path) -> Iterator[Page]:
+    """A browser tab of the demo user (logged in); a screenshot lands in test-artifacts/ if the test fails."""
+    yield from _browser_page(request, browser, demo_login_state)
+
+
+@pytest.fixture
+def anonymous_page(request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer) -> Iterator[Page]:
+    yield from _browser_page(request, browser, None)
