@@ -10,6 +10,7 @@ the shape of a ``message`` event payload.
 
 from __future__ import annotations
 
+import contextvars
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from asgiref.sync import async_to_sync
@@ -162,7 +163,10 @@ def _start_run(*, agent: Agent, user: User, request: dict[str, Any]) -> Run:
     check_input(agent=agent, turn_input=parse_turn_input(request))
     with transaction.atomic():
         run = run_create(agent=agent, request={**request, "stream_tokens": True}, background=True, created_by=user)
-        run_dispatch(run=run)
+    # Dispatched from an empty context: called from a thread-sensitive ``sync_to_async`` (the
+    # consumer), an in-process run would inherit asgiref's "single thread executor in use" guard
+    # and fail its first database call with "would deadlock".
+    contextvars.Context().run(run_dispatch, run=run)
     return run
 
 
