@@ -14,6 +14,7 @@ import { renderMarkdown } from "./markdown.js";
 const config = JSON.parse(document.getElementById("chat-config").textContent);
 const $ = (id) => document.getElementById(id);
 const ui = {
+  chat: $("chat"),
   transcript: $("transcript"),
   rows: $("rows"),
   loadOlder: $("load-older"),
@@ -208,16 +209,17 @@ function renderMessage(message, row) {
     case "approval_response_message": {
       const list = h("ul", { className: "decisions" });
       for (const item of message.approvals ?? []) {
-        const name = state.calls.get(item.tool_call_id)?.name ?? "a tool";
+        const name = state.calls.get(item.tool_call_id)?.name;
+        if (!name) row.unresolved = true; // its calls are on an older page; rendered again once loaded
         let text;
         if (item.type === "tool") {
-          text = `You provided the result of ${name}`;
+          text = `You provided the result of ${name ?? "a tool"}`;
           if (!state.results.has(item.tool_call_id)) state.cards.get(item.tool_call_id)?.setStatus("provided");
         } else if (item.approve) {
-          text = `You approved ${name}`;
+          text = `You approved ${name ?? "a tool"}`;
           if (!state.results.has(item.tool_call_id)) state.cards.get(item.tool_call_id)?.setStatus("approved");
         } else {
-          text = `You denied ${name}${item.reason ? `: ${item.reason}` : ""}`;
+          text = `You denied ${name ?? "a tool"}${item.reason ? `: ${item.reason}` : ""}`;
           if (!state.results.has(item.tool_call_id)) state.cards.get(item.tool_call_id)?.setStatus("denied");
         }
         list.append(h("li", { className: item.type === "tool" || item.approve ? "approved" : "denied", text }));
@@ -254,6 +256,7 @@ function insertRowElement(seq, element) {
 function upsertRow(entry) {
   const { seq, id } = entry.row;
   const known = state.rows.get(seq);
+  const becomesOldest = state.rows.size === 0 || seq < oldestSeq();
   const element = renderRow(entry);
   if (known) known.element.replaceWith(element);
   else insertRowElement(seq, element);
@@ -269,7 +272,7 @@ function upsertRow(entry) {
     state.pendingSends.get(userMessage.otid).remove();
     state.pendingSends.delete(userMessage.otid);
   }
-  if (state.oldestId === null || seq < oldestSeq()) state.oldestId = id;
+  if (becomesOldest) state.oldestId = id;
 }
 
 function oldestSeq() {
@@ -399,6 +402,7 @@ function applyPayload(payload) {
 
 function applySync(sync) {
   for (const [id, runState] of Object.entries(sync.runs ?? {})) rememberRun({ ...runState, id });
+  learnCalls(sync.rows);
   keepBottom(() => {
     for (const entry of sync.rows) upsertRow(entry);
   });
@@ -452,6 +456,7 @@ function updateControls() {
   const pending = active ? [] : pendingCalls();
   const waiting = state.waiting !== null;
 
+  ui.chat.dataset.busy = String(active || waiting || state.pendingSends.size > 0 || !state.synced);
   ui.stop.hidden = !active;
   ui.stop.disabled = waiting && state.waiting === "cancel";
   ui.send.disabled = active || pending.length > 0 || waiting;
@@ -643,10 +648,21 @@ async function loadPage(before) {
   return response.json();
 }
 
+function learnCalls(entries) {
+  // Results and call names first, so a card renders with its result and a decision with its tool's name.
+  for (const entry of entries) {
+    for (const message of entry.messages) {
+      for (const item of message.tool_returns ?? []) state.results.set(item.tool_call_id, item);
+      for (const call of message.tool_calls ?? []) state.calls.set(call.tool_call_id, { name: call.name, arguments: call.arguments });
+    }
+  }
+}
+
 function applyPage(page) {
   for (const [id, runState] of Object.entries(page.runs ?? {})) rememberRun({ ...runState, id });
-  // Newest first, so tool results are known before the calls that they answer render.
-  for (const entry of [...page.rows].reverse()) upsertRow(entry);
+  learnCalls(page.rows);
+  for (const entry of page.rows) upsertRow(entry);
+  for (const entry of [...state.rows.values()]) if (entry.unresolved) upsertRow({ row: entry.row, messages: entry.messages });
   for (const runId of Object.keys(page.runs ?? {})) placeUsage(runId);
   state.hasMore = page.has_more;
   ui.loadOlder.hidden = !state.hasMore;
