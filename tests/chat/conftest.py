@@ -319,8 +319,12 @@ def demo_login_state(browser: Browser, chat_server: ChatServer, tmp_path_factory
     return path
 
 
-def _browser_page(request: pytest.FixtureRequest, browser: Browser, storage_state: Path | None) -> Iterator[Page]:
-    context = browser.new_context(storage_state=storage_state, viewport={"width": 1100, "height": 900})
+def _browser_page(
+    request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer, storage_state: Path | None
+) -> Iterator[Page]:
+    context = browser.new_context(
+        base_url=chat_server.url, storage_state=storage_state, viewport={"width": 1100, "height": 900}
+    )
     context.set_default_timeout(15_000)
     page = context.new_page()
     errors: list[str] = []
@@ -335,11 +339,13 @@ def _browser_page(request: pytest.FixtureRequest, browser: Browser, storage_stat
 
 
 @pytest.fixture
-def page(request: pytest.FixtureRequest, browser: Browser, demo_login_state: Path) -> Iterator[Page]:
+def page(
+    request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer, demo_login_state: Path
+) -> Iterator[Page]:
     """A browser tab of the demo user (logged in); a screenshot lands in test-artifacts/ if the test fails."""
-    yield from _browser_page(request, browser, demo_login_state)
+    yield from _browser_page(request, browser, chat_server, demo_login_state)
 
 
 @pytest.fixture
 def anonymous_page(request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer) -> Iterator[Page]:
-    yield from _browser_page(request, browser, None)
+    yield from _browser_page(request, browser, chat_server, None)

@@ -1,0 +1,109 @@
+"""The production path with real processes: Daphne queues runs on Redis, a Celery worker executes them.
+
+The worker publishes the engine's events to the agent's group on the Redis channel
+layer; Daphne's consumer forwards them to the tab. A worker killed mid-run leaves a
+run that the sweeper ends (within 2 x the lease the test server runs with), and
+the agent answers again once a worker is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from channels_redis.core import RedisChannelLayer
+
+from agents.broadcast import agent_group
+from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(180)]
+
+SWEEP_BOUND_S = 2 * 2  # the stack's AGENT_TURN_LOCK_SECONDS is 2
+
+
+def finished(frame: dict) -> bool:
+    return frame["type"] == "run_finished"
+
+
+async def test_a_worker_runs_the_turn_and_publishes_its_events_to_the_agent_group(celery_stack: CeleryStack):
+    chat = celery_stack.chat
+    agent_id = chat.new_agent("worker-turn")
+    layer = RedisChannelLayer(hosts=[redis_test_url()], prefix=chat.server.env["CHANNEL_LAYER_PREFIX"])
+    group_channel = await layer.new_channel()
+    await layer.group_add(agent_group(agent_id.removeprefix("agent-")), group_channel)
+    session = chat.login()
+
+    async with live_socket(chat, session, agent_id) as tab:
+        await tab.send({"type": "resume", "after_seq": 1})
+        await tab.until(lambda f: f["type"] == "sync")
+        await tab.send({"type": "send", "text": "call roll_dice with num_sides=6", "otid": "worker-1"})
+        frames = await tab.until(finished)
+    published = []
+    async with asyncio.timeout(10):
+        while not any(p["type"] == "run_finished" for p in published):
+            published += (await layer.receive(group_channel))["events"]
+    await layer.flush()
+
+    accepted = next(f for f in frames if f["type"] == "accepted")
+    run_id = accepted["run_ids"][0]
+    events = [f for f in frames if f.get("run_id") == run_id]
+    assert events[-1]["stop_reason"] == "end_turn"
+    assert [e["seq"] for e in events] == sorted({e["seq"] for e in events})
+    assert any(e["type"] == "text_delta" for e in events)
+    assert [p for p in published if p["run_id"] == run_id] == events
+    with chat.api() as api:
+        run = api.get(f"/v1/runs/{run_id}").raise_for_status().json()
+    assert run["status"] == "completed"
+    rows = chat.history(session, agent_id)
+    assert [[m["message_type"] for m in r["messages"]] for r in rows[-4:]] == [
+        ["user_message"],
+        ["reasoning_message", "assistant_message", "tool_call_message"],
+        ["tool_return_message"],
+        ["reasoning_message", "assistant_message"],
+    ]
+    assert "roll_dice returned" in rows[-1]["messages"][-1]["content"]
+
+
+async def test_a_killed_worker_leaves_no_run_running_and_the_agent_answers_again(celery_stack: CeleryStack):
+    chat = celery_stack.chat
+    agent_id = chat.new_agent("worker-kill")
+    session = chat.login()
+
+    async with live_socket(chat, session, agent_id) as tab:
+        await tab.send({"type": "resume", "after_seq": 1})
+        await tab.until(lambda f: f["type"] == "sync")
+        await tab.send({"type": "send", "text": "Tell me a long story " + "please " * 20, "otid": "kill-1"})
+        frames = await tab.until(lambda f: f["type"] == "text_delta")
+        run_id = next(f for f in frames if f["type"] == "accepted")["run_ids"][0]
+        celery_stack.kill_worker()
+        killed_at = time.monotonic()
+
+        # The tab learns what happened: a resync sweeps, and the swept run's verdict is published.
+        verdict = None
+        while verdict is None:
+            assert time.monotonic() - killed_at < SWEEP_BOUND_S + 10, "the dead run was not swept in time"
+            await asyncio.sleep(1)
+            await tab.send({"type": "resume", "after_seq": 1})
+            received = await tab.until(lambda f: f["type"] == "sync")
+            sync = received[-1]
+            if sync["run"]["id"] == run_id and not sync["run"]["active"]:
+                verdict = sync["run"]
+        assert verdict["status"] == "failed"
+        assert "stopped responding" in verdict["error"]
+        assert any(f["type"] == "run_finished" and f["run_id"] == run_id for f in tab.frames)
+
+        celery_stack.start_worker()
+        await tab.send({"type": "retry"})
+        retried = await tab.until(finished, timeout=60)
+
+    retry_id = next(f for f in retried if f["type"] == "accepted")["run_ids"][0]
+    assert retried[-1]["run_id"] == retry_id
+    assert retried[-1]["stop_reason"] == "end_turn"
+    rows = chat.history(session, agent_id)
+    user_rows = [r for r in rows if r["row"]["role"] == "user" and r["messages"][0]["otid"] == "kill-1"]
+    assert len(user_rows) == 1  # the retry continued from the stored message instead of storing it again
+    assert rows[-1]["row"]["role"] == "assistant"
+    with chat.api() as api:
+        dead = api.get(f"/v1/runs/{run_id}").raise_for_status().json()
+    assert dead["status"] == "failed"
