@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from asgiref.sync import async_to_sync
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from accounts.access import membership_for
 from agents.api.wire import letta_messages_for_row, public_id
 from agents.broadcast import event_payload, publish
 from agents.engine.events import RunFinishedEvent, TurnUsage
 from agents.errors import AgentBusy, ApplicationError
-from agents.models import Agent, Message, MessageRole, Run, RunStatus
+from agents.models import Agent, Message, MessageRole, Run, RunStatus, Step
 from agents.runs import agent_cancel_runs, parse_turn_input, run_create, run_dispatch
 from agents.selectors import message_list
 from agents.sweeper import sweep_stale_runs
@@ -29,6 +30,8 @@ from agents.turns import check_input
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    from django.db.models import QuerySet
 
     from accounts.models import User
 
@@ -90,18 +93,25 @@ def run_state(run: Run) -> RunState:
             "completion_tokens": run.completion_tokens,
             "total_tokens": run.total_tokens,
             "step_count": run.step_count,
+            "estimated": bool(getattr(run, "usage_estimated", False)),
         },
         "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
     }
 
 
+def _with_estimate(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Runs annotated with ``usage_estimated``: did any step's provider give no usage figures?"""
+    return runs.annotate(usage_estimated=Exists(Step.objects.filter(run=OuterRef("pk"), usage_estimated=True)))
+
+
 def _runs_of(rows: Iterable[Message]) -> dict[str, RunState]:
     run_ids = {row.run_id for row in rows if row.run_id}
-    return {run.public_id: run_state(run) for run in Run.objects.filter(pk__in=run_ids)}
+    return {run.public_id: run_state(run) for run in _with_estimate(Run.objects.filter(pk__in=run_ids))}
 
 
 def latest_run(agent: Agent) -> Run | None:
-    return Run.objects.for_org(agent.organization_id).filter(agent=agent).order_by("-created_at").first()
+    runs = Run.objects.for_org(agent.organization_id).filter(agent=agent)
+    return _with_estimate(runs).order_by("-created_at").first()
 
 
 def chat_history(*, agent: Agent, before: str | None = None, limit: int = HISTORY_PAGE_ROWS) -> dict[str, Any]:

@@ -35,10 +35,11 @@ def latest_run(session: httpx.Client, agent_id: str) -> dict:
 def events_run(events: list[dict]) -> dict:
     """What the run's last event says about it, in the shape of the history endpoint's run."""
     usage = events[-1]["usage"]
+    keys = ("prompt_tokens", "completion_tokens", "total_tokens", "step_count", "estimated")
     return {
         "stop_reason": events[-1]["stop_reason"],
         "error": events[-1]["error"],
-        "usage": {key: usage[key] for key in ("prompt_tokens", "completion_tokens", "total_tokens", "step_count")},
+        "usage": {key: usage[key] for key in keys},
     }
 
 
