@@ -321,3 +321,37 @@ def test_the_tool_page_previews_the_derived_schema_and_points_at_the_faulty_line
     expect(page.get_by_role("row", name=re.compile("shout"))).to_be_visible()
     with chat_server.api() as api:
         assert api.get("/v1/tools/", params={"name": "shout"}).json()[0]["json_schema"]["name"] == "shout"
+
+
+DEAD_RUN = """
+from datetime import timedelta
+from django.utils import timezone
+from agents.models import Agent, Message, Run
+agent = Agent.objects.get(pk="AGENT_PK")
+then = timezone.now() - timedelta(hours=1)
+run = Run.objects.create(
+    organization_id=agent.organization_id, agent=agent, status="running", background=True, started_at=then,
+    heartbeat_at=then, request={"messages": [{"role": "user", "content": "Are you still there?", "otid": "dead-1"}]},
+)
+Message.objects.create(
+    organization_id=agent.organization_id, agent=agent, seq=2, role="user", run=run, otid="dead-1",
+    content=[{"type": "text", "text": "Are you still there?"}],
+)
+Agent.objects.filter(pk=agent.pk).update(turn_lock_run_id=run.pk, turn_lock_expires_at=then)
+"""
+
+
+def test_a_run_whose_worker_died_shows_an_error_banner_and_retry_continues_it(page: Page, chat_server: ChatServer):
+    agent_id = chat_server.new_agent("dead worker")
+    chat_server.server.manage("shell", "-c", DEAD_RUN.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+
+    open_chat(page, chat_server, agent_id)
+    banner = page.locator("#banner")
+    expect(banner).to_contain_text("The run failed: The worker running this turn stopped responding")
+    page.get_by_role("button", name="Retry").click()
+    wait_idle(page)
+
+    expect(banner).to_be_hidden()
+    expect(last_reply(page)).to_contain_text("You said: “Are you still there?”")
+    expect(page.locator(".bubble.user", has_text="Are you still there?")).to_have_count(1)
+    assert history(page, agent_id)["run"]["status"] == "completed"
