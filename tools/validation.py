@@ -1,0 +1,190 @@
+"""Check a model's tool-call arguments against the tool's parameter schema.
+
+Models often send ``"6"`` for an integer or a JSON-encoded list for an array. Those
+are converted when nothing can be lost: ``"6"`` → 6, ``6`` → 6.0 for a number, ``6.0``
+→ 6 for an integer, ``"true"`` → True, ``7`` → ``"7"`` for a string, a JSON string
+holding an array or object → that array or object. ``6.5`` never becomes an integer,
+and ``1`` never becomes a boolean. A ``null`` for an optional argument that does not
+admit null means "use the default", so it is dropped. Arguments the schema does not
+declare are rejected unless it sets ``additionalProperties``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+
+_INTEGER = re.compile(r"^[+-]?\d{1,300}$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_MAX_EXACT_FLOAT_INT = 2**53
+
+
+class ArgumentError(ValueError):
+    """The call's arguments do not fit the tool's schema; the message names the argument."""
+
+
+def validate_arguments(tool_name: str, parameters: dict[str, Any], raw_arguments: str) -> dict[str, Any]:
+    """Parse ``raw_arguments`` (JSON text), coerce losslessly and validate; raises ``ArgumentError``."""
+    arguments = _parse(tool_name, raw_arguments)
+    schema = dict(parameters) if parameters else {"type": "object", "properties": {}}
+    schema.setdefault("additionalProperties", False)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ArgumentError(f"Tool {tool_name!r} has an invalid parameter schema: {exc.message}") from exc
+
+    arguments = _coerce_arguments(arguments, schema)
+    error = best_match(Draft202012Validator(schema).iter_errors(arguments))
+    if error is not None:
+        raise ArgumentError(f"Invalid arguments for tool {tool_name!r}: {_describe(error, schema)}")
+    return arguments
+
+
+def _parse(tool_name: str, raw_arguments: str) -> dict[str, Any]:
+    if not raw_arguments or not raw_arguments.strip():
+        return {}
+    try:
+        arguments = json.loads(raw_arguments)
+    except json.JSONDecodeError as exc:
+        raise ArgumentError(f"Invalid arguments for tool {tool_name!r}: not valid JSON ({exc.msg})") from exc
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise ArgumentError(
+            f"Invalid arguments for tool {tool_name!r}: expected a JSON object of named arguments, "
+            f"got {type(arguments).__name__}"
+        )
+    return arguments
+
+
+def _coerce_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    properties: dict[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    result: dict[str, Any] = {}
+    for name, value in arguments.items():
+        property_schema = properties.get(name)
+        if property_schema is None:
+            result[name] = value
+            continue
+        if value is None and name not in required and not _is_valid(None, property_schema):
+            continue
+        result[name] = coerce(value, property_schema)
+    return result
+
+
+def coerce(value: Any, schema: Any) -> Any:
+    """``value`` converted to fit ``schema`` where that loses nothing; otherwise ``value`` unchanged."""
+    if not isinstance(schema, dict):
+        return value
+    if _is_valid(value, schema):
+        return _refine(value, schema)
+    for branch in [*schema.get("anyOf", []), *schema.get("oneOf", [])]:
+        candidate = coerce(value, branch)
+        if _is_valid(candidate, branch):
+            return candidate
+    types = schema.get("type")
+    for json_type in types if isinstance(types, list) else [types]:
+        candidate = _coerce_to(value, json_type, schema)
+        if candidate is not _NO:
+            return candidate
+    return value
+
+
+def _refine(value: Any, schema: dict[str, Any]) -> Any:
+    """A valid value with numbers made the Python type the schema names (6 → 6.0, 6.0 → 6)."""
+    types = schema.get("type")
+    types = set(types) if isinstance(types, list) else {types}
+    if "integer" in types and isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_EXACT_FLOAT_INT:
+        return int(value)
+    if "number" in types and "integer" not in types and _is_exact_int(value):
+        return float(value)
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        return [_refine(item, items) for item in value]
+    properties = schema.get("properties") or {}
+    extra = schema.get("additionalProperties")
+    if isinstance(value, dict) and (properties or isinstance(extra, dict)):
+        fallback = extra if isinstance(extra, dict) else {}
+        return {key: _refine(item, properties.get(key, fallback)) for key, item in value.items()}
+    return value
+
+
+def _is_exact_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_EXACT_FLOAT_INT
+
+
+class _Missing:
+    pass
+
+
+_NO: Any = _Missing()
+
+
+def _coerce_to(value: Any, json_type: Any, schema: dict[str, Any]) -> Any:
+    if json_type == "integer":
+        if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_EXACT_FLOAT_INT:
+            return int(value)
+        if isinstance(value, str) and _INTEGER.match(value.strip()):
+            return int(value.strip())
+    elif json_type == "number":
+        if isinstance(value, str) and _NUMBER.match(value.strip()):
+            number = float(value.strip())
+            return number if math.isfinite(number) else _NO
+    elif json_type == "boolean":
+        if value in ("true", "false"):
+            return value == "true"
+    elif json_type == "string":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    elif json_type == "array":
+        decoded = _decode_json(value, list)
+        if isinstance(decoded, list):
+            return [coerce(item, schema.get("items", {})) for item in decoded]
+    elif json_type == "object":
+        decoded = _decode_json(value, dict)
+        if isinstance(decoded, dict):
+            properties = schema.get("properties") or {}
+            extra = schema.get("additionalProperties", {})
+            return {key: coerce(item, properties.get(key, extra)) for key, item in decoded.items()}
+    return _NO
+
+
+def _decode_json(value: Any, expected: type) -> Any:
+    if isinstance(value, expected):
+        return value
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:
+            return _NO
+        if isinstance(decoded, expected):
+            return decoded
+    return _NO
+
+
+def _is_valid(value: Any, schema: Any) -> bool:
+    return isinstance(schema, dict) and Draft202012Validator(schema).is_valid(value)
+
+
+def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path).lstrip(".")
+    if error.validator == "required":
+        missing = [name for name in error.validator_value if name not in error.instance]
+        return f"missing required argument {missing[0]!r}" if missing else error.message
+    if error.validator == "additionalProperties" and not path:
+        expected = ", ".join(repr(name) for name in (schema.get("properties") or {})) or "none"
+        unexpected = [name for name in error.instance if name not in (schema.get("properties") or {})]
+        return f"unexpected argument {unexpected[0]!r} (expected arguments: {expected})"
+    if error.validator == "type":
+        wanted = error.validator_value
+        wanted_text = " or ".join(wanted) if isinstance(wanted, list) else wanted
+        return f"argument {path!r} must be of type {wanted_text}, got {json.dumps(error.instance)[:200]}"
+    if error.validator == "enum":
+        allowed = ", ".join(json.dumps(option) for option in error.validator_value)
+        return f"argument {path!r} must be one of {allowed}, got {json.dumps(error.instance)[:200]}"
+    return f"argument {path!r}: {error.message[:300]}" if path else error.message[:300]
