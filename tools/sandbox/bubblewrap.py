@@ -1,0 +1,142 @@
+"""Default backend: each call in fresh Linux namespaces built by bubblewrap (``bwrap``).
+
+The call sees a root file system made of: ``/usr`` (and the ``/lib*``, ``/bin``
+links), the Python install read-only, a new ``/proc`` showing only its own processes,
+a minimal ``/dev``, and a size-capped ``/tmp`` tmpfs that is its working directory and
+vanishes with it. Nothing of the project (settings, ``.env``, SQLite file, virtualenv)
+and nothing else of ``/etc``, ``/home``, ``/root`` or ``/var`` exists in there. It has
+no network (not even the host's loopback, where Postgres or Redis may listen) unless
+``TOOL_SANDBOX_NETWORK`` is on, and it dies with its parent.
+
+As root, ``bwrap`` sets up the mounts and the runner then drops to a per-call
+unprivileged uid (only ``CAP_SETUID``/``CAP_SETGID`` are kept for that, and
+``no_new_privs`` plus ``nosuid`` mounts stop any way back). As an ordinary user,
+``bwrap`` runs unprivileged in a new user namespace and the call keeps the server's
+uid, with further user namespaces disabled.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tools.sandbox.base import SandboxLimits
+from tools.sandbox.child import (
+    LAUNCH_ENV,
+    ChildSpec,
+    request_payload,
+    run_child,
+    runner_command,
+    sandbox_env,
+)
+
+if TYPE_CHECKING:
+    from tools.sandbox.base import SandboxResult
+    from tools.sandbox.uids import UidPool
+
+SANDBOX_HOME = "/tmp"
+_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf")
+_NETWORK_DIRS = ("/etc/ssl", "/etc/ca-certificates", "/etc/pki")
+
+
+class BubblewrapBackend:
+    name = "bubblewrap"
+
+    def __init__(self, *, bwrap: str, python: str, uid_pool: UidPool | None) -> None:
+        """``uid_pool`` is required when the server runs as root and unused otherwise."""
+        if os.geteuid() == 0 and uid_pool is None:
+            raise ValueError("Running as root, the bubblewrap backend needs a uid pool to drop privileges")
+        self.bwrap = bwrap
+        self.python = python
+        self.uid_pool = uid_pool if os.geteuid() == 0 else None
+        self._mounts = _mounts(python)
+
+    async def execute(
+        self,
+        source_code: str,
+        function_name: str | None,
+        arguments: dict[str, Any],
+        env: dict[str, str],
+        limits: SandboxLimits,
+    ) -> SandboxResult:
+        lease = self.uid_pool.acquire() if self.uid_pool is not None else None
+        try:
+            uid = lease.uid if lease is not None else None
+            spec = ChildSpec(argv_for=lambda fd: self.command(fd, uid, limits), signal_offset=True)
+            payload = request_payload(
+                source_code, function_name, arguments, sandbox_env(env, home=SANDBOX_HOME), limits
+            )
+            return await run_child(spec, payload, limits)
+        finally:
+            if lease is not None:
+                lease.release()
+
+    def command(self, result_fd: int, uid: int | None, limits: SandboxLimits) -> list[str]:
+        argv = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+        if not limits.network:
+            argv.append("--unshare-net")
+        if uid is not None:
+            argv += ["--cap-add", "CAP_SETUID,CAP_SETGID"]
+        else:
+            argv += ["--unshare-user", "--disable-userns"]
+        argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", *self._mounts]
+        if limits.network:
+            argv += [arg for path in _NETWORK_FILES + _NETWORK_DIRS for arg in ("--ro-bind-try", path, path)]
+        argv += ["--proc", "/proc", "--dev", "/dev"]
+        argv += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", SANDBOX_HOME, "--chdir", SANDBOX_HOME]
+        return [*argv, "--", *runner_command(self.python, result_fd, uid)]
+
+    def probe(self) -> str | None:
+        """Run one trivial call; ``None`` when it works, else what went wrong."""
+        lease = self.uid_pool.acquire() if self.uid_pool is not None else None
+        read_fd, write_fd = os.pipe()
+        try:
+            limits = SandboxLimits()
+            payload = request_payload("def probe() -> str:\n    return 'ok'\n", "probe", {}, {}, limits)
+            command = self.command(write_fd, lease.uid if lease else None, limits)
+            completed = subprocess.run(
+                command,
+                input=payload,
+                capture_output=True,
+                pass_fds=(write_fd,),
+                env=LAUNCH_ENV,
+                timeout=30,
+                start_new_session=True,
+                check=False,
+            )
+            os.close(write_fd)
+            write_fd = -1
+            with os.fdopen(read_fd, "rb") as result:
+                read_fd = -1
+                envelope = result.read(4096)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return str(exc)
+        finally:
+            for fd in (read_fd, write_fd):
+                if fd >= 0:
+                    os.close(fd)
+            if lease is not None:
+                lease.release()
+        if envelope != b'{"ok": true, "value": "ok"}':
+            return completed.stderr.decode(errors="replace").strip() or f"exit status {completed.returncode}"
+        return None
+
+
+def _mounts(python: str) -> list[str]:
+    """Read-only binds of the system directories and of the interpreter's install prefix."""
+    mounts = ["--ro-bind", "/usr", "/usr"]
+    for path in _SYSTEM_DIRS:
+        if os.path.islink(path):
+            mounts += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            mounts += ["--ro-bind", path, path]
+    prefix = Path(os.path.realpath(python)).parent.parent
+    if prefix != Path("/usr") and Path("/usr") not in prefix.parents:
+        # bwrap would create the parents with mode 0700; the dropped uid must traverse them.
+        for parent in reversed(prefix.parents[:-1]):
+            mounts += ["--perms", "0755", "--dir", str(parent)]
+        mounts += ["--ro-bind", str(prefix), str(prefix)]
+    return mounts

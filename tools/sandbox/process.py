@@ -1,0 +1,85 @@
+"""Fallback backend: a plain child process, under a dedicated uid when the server is root.
+
+What holds: a clean environment, a fresh private working directory (mode 0700,
+removed afterwards), the resource limits, the wall clock, capped output, and (as
+root) everything file permissions give an unprivileged uid: root-only files,
+``/proc/<pid>/environ`` of the server and other calls are out of reach, and every
+process of the call's uid is killed afterwards, even ones that left the process group.
+
+What does not: world-readable files stay readable and the network is the host's.
+Prefer ``BubblewrapBackend``; see ``tools.sandbox.selection`` for when this one is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from tools.sandbox.child import LAUNCH_ENV, ChildSpec, request_payload, run_child, runner_command, sandbox_env
+
+if TYPE_CHECKING:
+    from tools.sandbox.base import SandboxLimits, SandboxResult
+    from tools.sandbox.uids import UidPool
+
+
+class ProcessBackend:
+    name = "process"
+
+    def __init__(self, *, python: str, uid_pool: UidPool | None) -> None:
+        self.python = python
+        self.uid_pool = uid_pool
+
+    async def execute(
+        self,
+        source_code: str,
+        function_name: str | None,
+        arguments: dict[str, Any],
+        env: dict[str, str],
+        limits: SandboxLimits,
+    ) -> SandboxResult:
+        lease = self.uid_pool.acquire() if self.uid_pool is not None else None
+        workdir = tempfile.mkdtemp(prefix="agentserver-tool-")
+        try:
+            uid = lease.uid if lease is not None else None
+            if uid is not None:
+                os.chown(workdir, uid, uid)
+            spec = ChildSpec(
+                argv_for=lambda fd: runner_command(self.python, fd, None),
+                cwd=workdir,
+                user=uid,
+                cleanup=(lambda: kill_every_process_of(uid, python=self.python)) if uid is not None else None,
+            )
+            payload = request_payload(source_code, function_name, arguments, sandbox_env(env, home=workdir), limits)
+            return await run_child(spec, payload, limits)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
+            if lease is not None:
+                lease.release()
+
+
+async def kill_every_process_of(uid: int, *, python: str = sys.executable) -> None:
+    """SIGKILL every process of ``uid`` with one ``kill(-1)`` issued as that uid.
+
+    The kernel walks the process list under a lock, so a fork bomb cannot outrun it,
+    and daemonized children that left the process group die too.
+    """
+    kill = shutil.which("kill", path=LAUNCH_ENV["PATH"])
+    command = [kill, "-9", "-1"] if kill else [python, "-I", "-S", "-c", _KILL_ALL]
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=LAUNCH_ENV,
+        user=uid,
+        group=uid,
+        extra_groups=[],
+    )
+    await process.wait()
+
+
+_KILL_ALL = "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept ProcessLookupError:\n    pass\n"

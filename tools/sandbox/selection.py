@@ -1,0 +1,137 @@
+"""Which sandbox backend runs source tools here (``TOOL_SANDBOX_BACKEND``).
+
+- ``"auto"`` (default): bubblewrap when a probe call works; otherwise, when the
+  server runs as root, the process backend under dedicated uids (logged as a warning:
+  world-readable files and the network are then reachable); otherwise nothing, and
+  source tools fail with an error saying why. Code is never run without isolation
+  unless asked for.
+- ``"bubblewrap"``: bubblewrap or nothing.
+- ``"process"``: the process backend (without root, the call runs as the server's own
+  user: development only).
+- ``"disabled"``: source tools are switched off.
+- a dotted path: a class of your own implementing ``SandboxBackend`` (a container
+  or remote sandbox), instantiated without arguments.
+
+Other settings: ``TOOL_SANDBOX_PYTHON`` (the interpreter; default the one running the
+server, resolved out of its virtualenv), ``TOOL_SANDBOX_UID_BASE`` / ``TOOL_SANDBOX_UID_COUNT``
+(the uid range calls run under when the server is root) and ``TOOL_SANDBOX_STATE_DIR``
+(where uid leases are locked).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+from tools.sandbox.base import SandboxBackend, UnavailableBackend
+from tools.sandbox.bubblewrap import BubblewrapBackend
+from tools.sandbox.child import LAUNCH_ENV
+from tools.sandbox.process import ProcessBackend
+from tools.sandbox.uids import UidPool
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_UID_BASE = 1_900_000_000
+DEFAULT_UID_COUNT = 65_536
+_SYSTEM_PYTHONS = ("/usr/local/bin/python3", "/usr/bin/python3")
+
+
+def get_sandbox_backend() -> SandboxBackend:
+    """The configured backend, built (and probed) once per process and configuration.
+
+    The first call may block for a probe run of a few tens of milliseconds.
+    """
+    return _backend(
+        choice=str(getattr(settings, "TOOL_SANDBOX_BACKEND", "auto")),
+        python=str(getattr(settings, "TOOL_SANDBOX_PYTHON", "") or default_python()),
+        uid_base=int(getattr(settings, "TOOL_SANDBOX_UID_BASE", DEFAULT_UID_BASE)),
+        uid_count=int(getattr(settings, "TOOL_SANDBOX_UID_COUNT", DEFAULT_UID_COUNT)),
+        state_dir=str(getattr(settings, "TOOL_SANDBOX_STATE_DIR", "") or default_state_dir()),
+    )
+
+
+def default_python() -> str:
+    """The server's interpreter outside any virtualenv: tools get the standard library only."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def default_state_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), f"agentserver-sandbox-{os.geteuid()}")
+
+
+@functools.cache
+def _backend(*, choice: str, python: str, uid_base: int, uid_count: int, state_dir: str) -> SandboxBackend:
+    uid_pool = UidPool(base=uid_base, count=uid_count, lock_dir=Path(state_dir)) if os.geteuid() == 0 else None
+    if choice == "disabled":
+        return UnavailableBackend("Source tools are disabled on this server (TOOL_SANDBOX_BACKEND=disabled).")
+    if choice == "process":
+        if uid_pool is None:
+            logger.warning("Tool sandbox: process backend without root, so tools run as the server's own user.")
+        return _process_backend(python, uid_pool)
+    if choice in {"auto", "bubblewrap"}:
+        problem = _bubblewrap_problem(python, uid_pool)
+        if problem is None:
+            return BubblewrapBackend(bwrap=_bwrap_path() or "bwrap", python=python, uid_pool=uid_pool)
+        if choice == "auto" and uid_pool is not None:
+            logger.warning(
+                "Tool sandbox: bubblewrap is unusable (%s); falling back to the process backend under "
+                "dedicated uids. World-readable files and the network are reachable from tools.",
+                problem,
+            )
+            return _process_backend(python, uid_pool)
+        logger.error("Tool sandbox: no usable sandbox (%s); source tools will fail.", problem)
+        return UnavailableBackend(
+            "Source tools cannot run: this server has no working sandbox "
+            f"({problem}). An operator must install bubblewrap or run the worker as root."
+        )
+    if "." in choice:
+        return import_string(choice)()
+    raise ImproperlyConfigured(
+        f"TOOL_SANDBOX_BACKEND={choice!r}: use auto, bubblewrap, process, disabled or a dotted class path."
+    )
+
+
+def _process_backend(python: str, uid_pool: UidPool | None) -> SandboxBackend:
+    """Under a dedicated uid the interpreter must be usable by anyone (pyenv under /root is not)."""
+    if uid_pool is None or world_usable(python):
+        return ProcessBackend(python=python, uid_pool=uid_pool)
+    usable = next((candidate for candidate in _SYSTEM_PYTHONS if world_usable(candidate)), None)
+    if usable is None:
+        return UnavailableBackend(
+            f"Source tools cannot run: the interpreter {python} is not readable by unprivileged users; "
+            "set TOOL_SANDBOX_PYTHON to one that is."
+        )
+    logger.warning("Tool sandbox: %s is not usable by the sandbox uids; using %s instead.", python, usable)
+    return ProcessBackend(python=usable, uid_pool=uid_pool)
+
+
+def world_usable(python: str) -> bool:
+    """Whether any user may run ``python`` and read its standard library (checked by mode bits)."""
+    real = Path(os.path.realpath(python))
+    try:
+        if not real.stat().st_mode & stat.S_IXOTH:
+            return False
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in real.parents)
+    except OSError:
+        return False
+
+
+def _bubblewrap_problem(python: str, uid_pool: UidPool | None) -> str | None:
+    bwrap = _bwrap_path()
+    if bwrap is None:
+        return "bwrap is not installed (apt-get install bubblewrap)"
+    return BubblewrapBackend(bwrap=bwrap, python=python, uid_pool=uid_pool).probe()
+
+
+def _bwrap_path() -> str | None:
+    return shutil.which("bwrap", path=f"{LAUNCH_ENV['PATH']}:/usr/sbin:/sbin")
