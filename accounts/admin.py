@@ -63,7 +63,7 @@ class MembershipAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
     list_display = ("user", "organization", "role", "created_at")
     list_filter = ("role", ("organization", admin.RelatedOnlyFieldListFilter))
     search_fields = ("user__email", "user__name", "organization__name", "organization__slug")
-    list_select_related = ("user", ("organization", admin.RelatedOnlyFieldListFilter))
+    list_select_related = ("user", "organization")
 
 
 @admin.register(Invite)
@@ -165,10 +165,18 @@ class ProviderSettingsAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
         return bool(obj.api_key_encrypted)
 
 
+def _normalized_email(form: forms.ModelForm) -> str:
+    # Logins are looked up lower-cased (see LoginForm), so addresses are stored that way.
+    return User.objects.normalize_email(form.cleaned_data["email"]).lower()
+
+
 class UserAdminChangeForm(UserChangeForm):
     class Meta(UserChangeForm.Meta):
         model = User
         fields = "__all__"
+
+    def clean_email(self) -> str:
+        return _normalized_email(self)
 
 
 class UserAdminCreationForm(AdminUserCreationForm):
@@ -176,6 +184,9 @@ class UserAdminCreationForm(AdminUserCreationForm):
         model = User
         fields = ("email", "name")
         field_classes: dict[str, Any] = {}
+
+    def clean_email(self) -> str:
+        return _normalized_email(self)
 
 
 @admin.register(User)

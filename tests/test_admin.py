@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from accounts.models import ApiKey, Membership, ProviderSettings, Role
+from accounts.models import ApiKey, Membership, ProviderSettings, Role, User
 from agents.models import Agent
 from tests.factories import (
     AgentFactory,
@@ -280,3 +280,51 @@ def test_it_keeps_agent_tools_within_one_organization(client, staff, rows):
     )
 
     assert not AgentTool.objects.filter(agent=rows["globex"]["agent"], tool=rows["acme"]["tool"]).exists()
+
+
+ADMIN_PAGES = [
+    "/admin/",
+    "/admin/accounts/organization/",
+    "/admin/accounts/membership/",
+    "/admin/accounts/invite/",
+    "/admin/accounts/invite/add/",
+    "/admin/accounts/apikey/",
+    "/admin/accounts/providersettings/",
+    "/admin/accounts/providersettings/add/",
+    "/admin/accounts/user/",
+    "/admin/accounts/user/?q=alice",
+    "/admin/agents/agent/",
+    "/admin/agents/agent/add/",
+    "/admin/agents/message/",
+    "/admin/agents/run/",
+    "/admin/agents/run/?q=not-an-id",
+    "/admin/agents/step/",
+    "/admin/tools/tool/",
+    "/admin/tools/tool/add/",
+]
+
+
+@pytest.mark.parametrize("page", ADMIN_PAGES)
+def test_it_renders_every_admin_page_for_superusers_and_scoped_staff(admin_client, client, staff, rows, page):
+    client.force_login(staff)
+
+    assert admin_client.get(page).status_code == 200
+    assert client.get(page).status_code == 200
+
+
+def test_it_lets_superusers_create_logins_with_lower_cased_emails(admin_client, db):
+    password = "a-long-and-unusual-passphrase"
+
+    response = admin_client.post(
+        reverse("admin:accounts_user_add"),
+        {
+            "email": "New@Example.com",
+            "name": "New",
+            "usable_password": "true",
+            "password1": password,
+            "password2": password,
+        },
+    )
+
+    assert response.status_code == 302
+    assert User.objects.get(email="new@example.com").check_password(password)
