@@ -27,6 +27,11 @@ class Tool(PublicIdModel):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     json_schema = models.JSONField(default=dict, blank=True)
+    args_json_schema = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Parameters given by the client, used instead of those derived from the source.",
+    )
     kind = models.CharField(max_length=10, choices=ToolKind.choices, default=ToolKind.SOURCE)
     tool_type = models.CharField(
         max_length=40, default="custom", help_text="Letta's tool_type on the wire (custom, letta_core, …)."
