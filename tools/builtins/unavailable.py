@@ -1,0 +1,324 @@
+"""Letta base tools this server cannot honestly perform yet.
+
+They exist so that Letta clients find every name ``add-base-tools`` promises (same
+names, tool types and parameters), but their descriptions say they are not available
+and every call returns an error explaining why, rather than pretending to succeed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.base import ToolContext, ToolError
+from tools.builtins.base import BuiltinTool, parameters, prop
+
+MEMORY_BLOCKS = "memory blocks are not implemented on this server yet"
+ARCHIVAL = "archival memory is not implemented on this server yet"
+FILES = "file attachments are not implemented on this server yet"
+MULTI_AGENT = "messaging between agents is not implemented on this server yet"
+SLEEPTIME = "sleep-time and voice agents are not supported on this server"
+WEB = "this server has no web search or page-fetching provider configured"
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+
+
+def _unavailable(
+    name: str,
+    tool_type: str,
+    purpose: str,
+    reason: str,
+    properties: dict[str, Any],
+    required: list[str],
+    *,
+    parallel: bool = False,
+) -> BuiltinTool:
+    async def run(arguments: dict[str, Any], context: ToolContext) -> None:
+        raise ToolError(f"{name} is not available: {reason}.")
+
+    return BuiltinTool(
+        name=name,
+        tool_type=tool_type,
+        description=f"{purpose} NOT AVAILABLE on this server ({reason}); calling it returns an error.",
+        parameters=parameters(properties, required),
+        run=run,
+        enable_parallel_execution=parallel,
+        available=False,
+    )
+
+
+def _label() -> dict[str, Any]:
+    return prop("string", "Section of the memory to be edited.")
+
+
+def unavailable_tools() -> list[BuiltinTool]:
+    s = "string"
+    return [
+        _unavailable(
+            "memory",
+            "letta_memory_core",
+            "Manage memory blocks with sub-commands (view, create, str_replace, insert, delete, rename).",
+            MEMORY_BLOCKS,
+            {
+                "command": prop(s, "The sub-command to run."),
+                "path": prop(s, "Path of the memory block."),
+                "file_text": prop(s, "Starting text of a new block."),
+                "description": prop(s, "Description of the block."),
+                "old_str": prop(s, "Text to replace."),
+                "new_str": prop(s, "Replacement text."),
+                "insert_line": prop("integer", "Line number to insert at."),
+                "insert_text": prop(s, "Text to insert."),
+                "old_path": prop(s, "Current path, for rename."),
+                "new_path": prop(s, "New path, for rename."),
+            },
+            ["command"],
+        ),
+        _unavailable(
+            "core_memory_append",
+            "letta_memory_core",
+            "Append to the contents of core memory.",
+            MEMORY_BLOCKS,
+            {"label": _label(), "content": prop(s, "Content to write to the memory.")},
+            ["label", "content"],
+        ),
+        _unavailable(
+            "core_memory_replace",
+            "letta_memory_core",
+            "Replace the contents of core memory.",
+            MEMORY_BLOCKS,
+            {
+                "label": _label(),
+                "old_content": prop(s, "String to replace; must be an exact match."),
+                "new_content": prop(s, "Content to write to the memory."),
+            },
+            ["label", "old_content", "new_content"],
+        ),
+        _unavailable(
+            "memory_insert",
+            "letta_sleeptime_core",
+            "Insert text at a line of a memory block.",
+            MEMORY_BLOCKS,
+            {
+                "label": _label(),
+                "new_str": prop(s, "The text to insert."),
+                "insert_line": prop("integer", "Line number after which to insert (0 for the beginning)."),
+            },
+            ["label", "new_str"],
+        ),
+        _unavailable(
+            "memory_replace",
+            "letta_sleeptime_core",
+            "Replace a specific string in a memory block.",
+            MEMORY_BLOCKS,
+            {"label": _label(), "old_str": prop(s, "Text to replace."), "new_str": prop(s, "Replacement text.")},
+            ["label", "old_str", "new_str"],
+        ),
+        _unavailable(
+            "memory_rethink",
+            "letta_sleeptime_core",
+            "Rewrite the whole contents of a memory block.",
+            MEMORY_BLOCKS,
+            {"label": _label(), "new_memory": prop(s, "The new contents of the block.")},
+            ["label", "new_memory"],
+        ),
+        _unavailable(
+            "memory_finish_edits",
+            "letta_sleeptime_core",
+            "Signal that memory edits are finished.",
+            MEMORY_BLOCKS,
+            {},
+            [],
+        ),
+        _unavailable(
+            "archival_memory_insert",
+            "letta_core",
+            "Add to archival memory.",
+            ARCHIVAL,
+            {
+                "content": prop(s, "Content to write to the memory."),
+                "tags": {**_STRINGS, "description": "Optional tags for this memory."},
+            },
+            ["content"],
+        ),
+        _unavailable(
+            "archival_memory_search",
+            "letta_core",
+            "Search archival memory.",
+            ARCHIVAL,
+            {
+                "query": prop(s, "What to search for."),
+                "tags": {**_STRINGS, "description": "Only passages with these tags."},
+                "tag_match_mode": prop(s, "Match any or all of the tags.", enum=["any", "all"]),
+                "top_k": prop("integer", "Maximum number of results."),
+                "start_datetime": prop(s, "Only passages created at or after this ISO 8601 time."),
+                "end_datetime": prop(s, "Only passages created at or before this ISO 8601 time."),
+            },
+            ["query"],
+            parallel=True,
+        ),
+        _unavailable(
+            "open_files",
+            "letta_files_core",
+            "Open files into the agent's context.",
+            FILES,
+            {
+                "file_requests": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "file_name": prop(s, "Name of the file to open."),
+                            "offset": prop("integer", "First line to show (0-indexed)."),
+                            "length": prop("integer", "Number of lines to show."),
+                        },
+                        "required": ["file_name"],
+                    },
+                    "description": "The files to open.",
+                },
+                "close_all_others": prop("boolean", "Close every other open file."),
+            },
+            ["file_requests"],
+        ),
+        _unavailable(
+            "grep_files",
+            "letta_files_core",
+            "Search attached files for a pattern.",
+            FILES,
+            {
+                "pattern": prop(s, "Regular expression to search for."),
+                "include": prop(s, "Only files whose names match this pattern."),
+                "context_lines": prop("integer", "Lines of context around each match."),
+                "offset": prop("integer", "Number of matches to skip."),
+            },
+            ["pattern"],
+            parallel=True,
+        ),
+        _unavailable(
+            "semantic_search_files",
+            "letta_files_core",
+            "Search attached files by meaning.",
+            FILES,
+            {"query": prop(s, "What to search for."), "limit": prop("integer", "Maximum number of results.")},
+            ["query"],
+            parallel=True,
+        ),
+        _unavailable(
+            "send_message_to_agent_and_wait_for_reply",
+            "letta_multi_agent_core",
+            "Send a message to another agent and wait for its reply.",
+            MULTI_AGENT,
+            {"message": prop(s, "The message to send."), "other_agent_id": prop(s, "The other agent's id.")},
+            ["message", "other_agent_id"],
+        ),
+        _unavailable(
+            "send_message_to_agent_async",
+            "letta_multi_agent_core",
+            "Send a message to another agent without waiting.",
+            MULTI_AGENT,
+            {"message": prop(s, "The message to send."), "other_agent_id": prop(s, "The other agent's id.")},
+            ["message", "other_agent_id"],
+        ),
+        _unavailable(
+            "send_message_to_agents_matching_tags",
+            "letta_multi_agent_core",
+            "Send a message to every agent with matching tags.",
+            MULTI_AGENT,
+            {
+                "message": prop(s, "The message to send."),
+                "match_all": {**_STRINGS, "description": "Tags an agent must all have."},
+                "match_some": {**_STRINGS, "description": "Tags of which an agent must have at least one."},
+            },
+            ["message", "match_all", "match_some"],
+        ),
+        _unavailable(
+            "store_memories",
+            "letta_voice_sleeptime_core",
+            "Persist dialogue that is about to leave the context window.",
+            SLEEPTIME,
+            {
+                "chunks": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "start_index": prop("integer", "First evicted line of the chunk."),
+                            "end_index": prop("integer", "Last evicted line of the chunk (inclusive)."),
+                            "context": prop(s, "A short paraphrase of the chunk, for retrieval."),
+                        },
+                        "required": ["start_index", "end_index", "context"],
+                    },
+                    "description": "The chunks to store.",
+                }
+            },
+            ["chunks"],
+        ),
+        _unavailable(
+            "rethink_user_memory",
+            "letta_voice_sleeptime_core",
+            "Rewrite the main agent's memory block.",
+            SLEEPTIME,
+            {"new_memory": prop(s, "The new contents of the block.")},
+            ["new_memory"],
+        ),
+        _unavailable(
+            "finish_rethinking_memory",
+            "letta_voice_sleeptime_core",
+            "Signal that rethinking memory is finished.",
+            SLEEPTIME,
+            {},
+            [],
+        ),
+        _unavailable(
+            "search_memory",
+            "letta_voice_sleeptime_core",
+            "Search long-term or earlier-conversation memory.",
+            SLEEPTIME,
+            {
+                "convo_keyword_queries": {**_STRINGS, "description": "Keywords to look for."},
+                "start_minutes_ago": prop("integer", "Start of the time window, in minutes ago."),
+                "end_minutes_ago": prop("integer", "End of the time window, in minutes ago."),
+            },
+            [],
+        ),
+        _unavailable(
+            "web_search",
+            "letta_builtin",
+            "Search the web.",
+            WEB,
+            {
+                "query": prop(s, "The search query."),
+                "num_results": prop("integer", "Number of results to return (1-100)."),
+                "category": prop(
+                    s,
+                    "Focus on one kind of content.",
+                    enum=[
+                        "company",
+                        "research paper",
+                        "news",
+                        "pdf",
+                        "github",
+                        "tweet",
+                        "personal site",
+                        "linkedin profile",
+                        "financial report",
+                    ],
+                ),
+                "include_text": prop("boolean", "Whether to retrieve full page content."),
+                "include_domains": {**_STRINGS, "description": "Only these domains."},
+                "exclude_domains": {**_STRINGS, "description": "Never these domains."},
+                "start_published_date": prop(s, "Only content published after this ISO date."),
+                "end_published_date": prop(s, "Only content published before this ISO date."),
+                "user_location": prop(s, "Two-letter country code for localized results."),
+            },
+            ["query"],
+            parallel=True,
+        ),
+        _unavailable(
+            "fetch_webpage",
+            "letta_builtin",
+            "Fetch a web page as text.",
+            WEB,
+            {"url": prop(s, "The URL of the page to fetch.")},
+            ["url"],
+            parallel=True,
+        ),
+    ]
