@@ -336,6 +336,7 @@ def _browser_page(
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=ARTIFACTS / f"{request.node.name}.png", full_page=True)
     context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 @pytest.fixture

@@ -1,0 +1,307 @@
+// The conversation on the page: rows keyed by their seq, tool cards, and the previews of
+// assistant messages still streaming. A row seen again replaces itself, never doubles.
+// Model and tool text goes in through textContent or the safe Markdown renderer only.
+
+import { renderMarkdown } from "../markdown.js";
+import { h, prettyArguments } from "./dom.js";
+
+const NEAR_BOTTOM_PX = 120;
+const STATUS_TEXT = {
+  preparing: "Preparing…",
+  pending: "Will run",
+  waiting: "Waiting for approval",
+  approved: "Approved",
+  denied: "Denied",
+  provided: "Result provided",
+  success: "Done",
+  error: "Error",
+};
+
+export function isLoginNotice(message) {
+  if (message.message_type !== "user_message" || typeof message.content !== "string") return false;
+  try {
+    return JSON.parse(message.content)?.type === "login";
+  } catch {
+    return false;
+  }
+}
+
+function usageText(usage) {
+  const steps = usage.step_count ? ` · ${usage.step_count} step${usage.step_count === 1 ? "" : "s"}` : "";
+  const estimated = usage.estimated ? " (estimated)" : "";
+  return `${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion = ${usage.total_tokens} tokens${steps}${estimated}`;
+}
+
+export class Transcript {
+  constructor(rows, scroller) {
+    this.rowsBox = rows;
+    this.scroller = scroller;
+    this.rows = new Map(); // seq -> {row, messages, element}
+    this.rowIds = new Set();
+    this.previews = new Map(); // message id -> streaming assistant message
+    this.cards = new Map(); // tool_call_id -> card
+    this.calls = new Map(); // tool_call_id -> {name, arguments}
+    this.results = new Map(); // tool_call_id -> tool return
+    this.pendingSends = new Map(); // otid -> placeholder of a message not stored yet
+    this.oldestId = null;
+  }
+
+  /** Run `action`; if the reader was at the bottom, keep them there. */
+  keepBottom(action) {
+    const s = this.scroller;
+    const stick = s.scrollHeight - s.scrollTop - s.clientHeight < NEAR_BOTTOM_PX;
+    action();
+    if (stick) this.scrollToEnd();
+  }
+
+  scrollToEnd() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  // --- tool cards ------------------------------------------------------------------------
+
+  toolCard(call, status) {
+    const statusEl = h("span", { className: "tool-status", dataset: { status }, text: STATUS_TEXT[status] });
+    const name = h("code", { className: "tool-name", text: call.name || "…" });
+    const args = h("pre", { className: "tool-args", text: prettyArguments(call.arguments) });
+    const resultText = h("pre", { className: "tool-result-text" });
+    const result = h("div", { className: "tool-result", hidden: true }, h("span", { className: "label", text: "Result" }), resultText);
+    const element = h(
+      "div",
+      { className: "tool-card", dataset: { callId: call.id || "" } },
+      h("div", { className: "tool-head" }, h("span", { className: "tool-icon", "aria-hidden": "true", text: "⚙" }), name, statusEl),
+      h("div", { className: "label", text: "Arguments" }),
+      args,
+      result,
+    );
+    const card = {
+      element,
+      setName: (text) => (name.textContent = text),
+      setArguments: (raw) => (args.textContent = prettyArguments(raw)),
+      setStatus(next) {
+        statusEl.dataset.status = next;
+        statusEl.textContent = STATUS_TEXT[next] ?? next;
+      },
+      setResult(item) {
+        result.hidden = false;
+        resultText.textContent = item.tool_return ?? "";
+        card.setStatus(item.status === "success" ? "success" : "error");
+      },
+    };
+    if (call.id) {
+      this.cards.set(call.id, card);
+      const known = this.results.get(call.id);
+      if (known) card.setResult(known);
+    }
+    return card;
+  }
+
+  /** Call names and results first, so cards render with their results and decisions with their tool's name. */
+  learnCalls(entries) {
+    for (const entry of entries) {
+      for (const message of entry.messages) {
+        for (const item of message.tool_returns ?? []) this.results.set(item.tool_call_id, item);
+        for (const call of message.tool_calls ?? []) this.calls.set(call.tool_call_id, { name: call.name, arguments: call.arguments });
+      }
+    }
+  }
+
+  // --- rows --------------------------------------------------------------------------------
+
+  renderMessage(message, entry) {
+    switch (message.message_type) {
+      case "user_message": {
+        if (isLoginNotice(message)) return h("p", { className: "notice muted", text: "Conversation started" });
+        const text = typeof message.content === "string" ? message.content : message.content.map((p) => p.text ?? "").join("\n");
+        return h("div", { className: "bubble user", text });
+      }
+      case "reasoning_message":
+        return h("details", { className: "reasoning" }, h("summary", { text: "Reasoning" }), h("div", { className: "reasoning-text", text: message.reasoning }));
+      case "hidden_reasoning_message":
+        return h("details", { className: "reasoning" }, h("summary", { text: "Reasoning (hidden by the provider)" }));
+      case "assistant_message":
+        return h("div", { className: "bubble assistant markdown" }, renderMarkdown(message.content));
+      case "tool_call_message":
+      case "approval_request_message": {
+        const status = message.message_type === "approval_request_message" ? "waiting" : "pending";
+        const box = h("div", { className: "tool-cards" });
+        for (const call of message.tool_calls ?? [message.tool_call]) {
+          this.calls.set(call.tool_call_id, { name: call.name, arguments: call.arguments });
+          box.append(this.toolCard({ id: call.tool_call_id, name: call.name, arguments: call.arguments }, status).element);
+        }
+        return box;
+      }
+      case "tool_return_message":
+        for (const item of message.tool_returns ?? []) {
+          this.results.set(item.tool_call_id, item);
+          this.cards.get(item.tool_call_id)?.setResult(item);
+        }
+        return null;
+      case "approval_response_message":
+        return this.renderDecisions(message, entry);
+      default:
+        return null;
+    }
+  }
+
+  renderDecisions(message, entry) {
+    const list = h("ul", { className: "decisions" });
+    for (const item of message.approvals ?? []) {
+      const known = this.calls.get(item.tool_call_id)?.name;
+      if (!known) entry.unresolved = true; // its call is on an older page: rendered again once that loads
+      const name = known ?? "a tool";
+      let text;
+      let status;
+      if (item.type === "tool") [text, status] = [`You provided the result of ${name}`, "provided"];
+      else if (item.approve) [text, status] = [`You approved ${name}`, "approved"];
+      else [text, status] = [`You denied ${name}${item.reason ? `: ${item.reason}` : ""}`, "denied"];
+      if (!this.results.has(item.tool_call_id)) this.cards.get(item.tool_call_id)?.setStatus(status);
+      list.append(h("li", { className: status === "denied" ? "denied" : "approved", text }));
+    }
+    return h("div", { className: "decision-summary" }, h("span", { className: "label", text: "Decision" }), list);
+  }
+
+  renderRow(entry) {
+    const element = h("article", {
+      className: `row role-${entry.row.role}`,
+      dataset: { seq: String(entry.row.seq), id: entry.row.id, run: entry.messages[0]?.run_id ?? "" },
+    });
+    for (const message of entry.messages) {
+      const node = this.renderMessage(message, entry);
+      if (node) element.append(node);
+    }
+    if (!element.childElementCount) element.hidden = true; // a tool row shows inside the cards it answers
+    return element;
+  }
+
+  insertRowElement(seq, element) {
+    let ref = this.rowsBox.lastElementChild;
+    while (ref && (ref.dataset.preview !== undefined || Number(ref.dataset.seq) > seq)) ref = ref.previousElementSibling;
+    if (ref) ref.after(element);
+    else this.rowsBox.prepend(element);
+  }
+
+  /** Add or replace one row, and retire what it stands for (a streaming preview, a pending send). */
+  upsertRow(entry) {
+    const { seq, id } = entry.row;
+    const known = this.rows.get(seq);
+    const becomesOldest = this.rows.size === 0 || seq < this.oldestSeq();
+    const element = this.renderRow(entry);
+    if (known) known.element.replaceWith(element);
+    else this.insertRowElement(seq, element);
+    this.rows.set(seq, { ...entry, element });
+    this.rowIds.add(id);
+    this.previews.get(id)?.element.remove();
+    this.previews.delete(id);
+    const otid = entry.messages.find((m) => m.message_type === "user_message")?.otid;
+    if (otid && this.pendingSends.has(otid)) {
+      this.pendingSends.get(otid).remove();
+      this.pendingSends.delete(otid);
+    }
+    if (becomesOldest) this.oldestId = id;
+  }
+
+  /** Rows rendered before the calls they name were loaded, rendered again. */
+  rerenderUnresolved() {
+    for (const entry of [...this.rows.values()]) if (entry.unresolved) this.upsertRow({ row: entry.row, messages: entry.messages });
+  }
+
+  oldestSeq() {
+    return Math.min(...this.rows.keys());
+  }
+
+  lastSeq() {
+    return this.rows.size ? Math.max(...this.rows.keys()) : -1;
+  }
+
+  /** The calls waiting for a person: the last row asks for approval and nothing answered it. */
+  pendingCalls() {
+    const last = this.rows.size ? this.rows.get(this.lastSeq()) : null;
+    if (!last || last.row.role !== "assistant") return [];
+    const request = last.messages.find((m) => m.message_type === "approval_request_message");
+    return request ? (request.tool_calls ?? [request.tool_call]) : [];
+  }
+
+  hasConversation() {
+    return [...this.rows.values()].some((entry) => entry.messages.some((m) => !isLoginNotice(m)));
+  }
+
+  /** A run's usage, after the last visible row of the run. */
+  placeUsage(runId, run) {
+    if (!run || run.active || !run.usage?.total_tokens) return;
+    const last = [...this.rowsBox.querySelectorAll(`article[data-run="${CSS.escape(runId)}"]`)].filter((el) => !el.hidden).pop();
+    if (!last) return;
+    const usage = this.rowsBox.querySelector(`.usage[data-run="${CSS.escape(runId)}"]`) ?? h("p", { className: "usage muted", dataset: { run: runId } });
+    usage.textContent = usageText(run.usage);
+    last.append(usage);
+  }
+
+  // --- what is not stored yet ----------------------------------------------------------------
+
+  addPendingSend(otid, text) {
+    const placeholder = h("article", { className: "row role-user pending", dataset: { preview: otid } }, h("div", { className: "bubble user", text }));
+    this.pendingSends.set(otid, placeholder);
+    this.rowsBox.append(placeholder);
+    this.scrollToEnd();
+  }
+
+  /** Forget the messages the server refused; their texts, to give back to the composer. */
+  dropPendingSends() {
+    const texts = [...this.pendingSends.values()].map((placeholder) => placeholder.textContent);
+    for (const placeholder of this.pendingSends.values()) placeholder.remove();
+    this.pendingSends.clear();
+    return texts;
+  }
+
+  preview(messageId) {
+    let p = this.previews.get(messageId);
+    if (p) return p;
+    const reasoningText = h("div", { className: "reasoning-text" });
+    const reasoning = h("details", { className: "reasoning", open: true, hidden: true }, h("summary", { text: "Reasoning" }), reasoningText);
+    const text = h("div", { className: "bubble assistant markdown", hidden: true });
+    const cards = h("div", { className: "tool-cards" });
+    const element = h("article", { className: "row role-assistant streaming", dataset: { preview: messageId }, "aria-busy": "true" }, reasoning, text, cards);
+    this.rowsBox.append(element);
+    p = { element, reasoning, reasoningText, text, cards, markdown: "", calls: new Map(), frame: 0 };
+    this.previews.set(messageId, p);
+    return p;
+  }
+
+  /** A token delta: reasoning and text grow live; tool calls appear as cards as their arguments stream. */
+  applyDelta(payload) {
+    if (this.rowIds.has(payload.message_id)) return; // the stored row already replaced its preview
+    const p = this.preview(payload.message_id);
+    if (payload.type === "reasoning_delta") {
+      p.reasoning.hidden = false;
+      p.reasoningText.append(payload.text ?? "");
+    } else if (payload.type === "text_delta") {
+      p.text.hidden = false;
+      p.markdown += payload.text ?? "";
+      p.frame ||= requestAnimationFrame(() => {
+        p.frame = 0;
+        this.keepBottom(() => p.text.replaceChildren(renderMarkdown(p.markdown)));
+      });
+    } else if (payload.type === "tool_call_delta") {
+      let call = p.calls.get(payload.index);
+      if (!call) {
+        const status = payload.requires_approval ? "waiting" : "preparing";
+        call = { card: this.toolCard({ id: payload.tool_call_id, name: payload.name, arguments: "" }, status), raw: "" };
+        p.calls.set(payload.index, call);
+        p.cards.append(call.card.element);
+      }
+      if (payload.name) call.card.setName(payload.name);
+      call.raw += payload.arguments_delta ?? "";
+      call.card.setArguments(call.raw);
+    }
+  }
+
+  /** The run ended: previews that never became rows stay as they were, marked when cut off. */
+  finishPreviews(stopReason) {
+    for (const p of this.previews.values()) {
+      p.element.classList.remove("streaming");
+      p.element.removeAttribute("aria-busy");
+      if (stopReason === "cancelled") p.element.append(h("p", { className: "notice muted", text: "Stopped before this message was finished; it was not saved." }));
+    }
+    this.previews.clear();
+  }
+}
