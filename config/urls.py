@@ -5,5 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include("agents.api.urls")),
     path("accounts/", include("accounts.urls")),
+    path("tools/", include("tools.urls")),
     path("", include("agents.urls")),
 ]
