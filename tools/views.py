@@ -55,7 +55,7 @@ def _save(request: OrganizationHttpRequest, form: ToolForm, tool: Tool | None) -
         if tool is None:
             return services.tool_create(organization=request.organization, created_by=request.user, **fields)
         return services.tool_update(tool=tool, **fields)
-    except services.ToolNameTaken as exc:
+    except services.ToolValidationError as exc:  # a name taken, a schema the tool kind refuses
         form.add_error("source_code", str(exc))
     except ToolSourceError as exc:
         form.add_error("source_code", source_error_text(exc))
