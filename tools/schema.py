@@ -25,6 +25,7 @@ Anything else (classes, ``set``, ``Callable``…) is rejected, as are ``*args``,
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 import docstring_parser
@@ -33,6 +34,8 @@ SUPPORTED_TYPES_HINT = (
     "use str, int, float, bool, list[...], dict[str, ...], Literal[...], Any, Optional[...] or a union of these"
 )
 
+# OpenAI's and Anthropic's rule for function names.
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 _LISTS = {"list", "List", "Sequence", "tuple", "Tuple"}
 _DICTS = {"dict", "Dict", "Mapping"}
@@ -107,7 +110,14 @@ def _find_function(module: ast.Module, function_name: str | None) -> ast.Functio
             f"several public functions could be the tool: {listed}; keep one and prefix helpers with '_'",
             line=candidates[1].lineno,
         )
-    return candidates[0]
+    function = candidates[0]
+    if not TOOL_NAME.match(function.name):
+        raise ToolSourceError(
+            f"the function name {function.name!r} cannot be a tool name: model providers accept "
+            "1 to 64 ASCII letters, digits, '_' or '-'",
+            line=function.lineno,
+        )
+    return function
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:

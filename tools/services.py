@@ -7,7 +7,6 @@ unless the client gives parameters (``args_json_schema``) or a whole schema.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
@@ -17,13 +16,11 @@ from jsonschema.exceptions import SchemaError
 
 from tools.builtins import BuiltinRegistry, BuiltinTool, default_registry
 from tools.models import Tool, ToolKind
-from tools.schema import derive_tool_schema
+from tools.schema import TOOL_NAME, derive_tool_schema
 
 if TYPE_CHECKING:
     from accounts.models import Organization, User
 
-# OpenAI's rule for function names; Anthropic's is the same.
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 EDITABLE_FIELDS = frozenset(
     {
         "description",
@@ -226,6 +223,11 @@ def tool_update(*, tool: Tool, **fields: Any) -> Tool:
     return tool
 
 
+def tool_delete(*, tool: Tool) -> None:
+    """Delete the tool; agents it was attached to lose it."""
+    tool.delete()
+
+
 def base_tools_upsert(*, organization: Organization, registry: BuiltinRegistry | None = None) -> list[Tool]:
     """Create or refresh the organization's built-in tools (Letta's ``POST /v1/tools/add-base-tools``).
 
@@ -294,7 +296,6 @@ def _source_schema(
     source_code: str, *, function_name: str | None, args_json_schema: dict[str, Any] | None
 ) -> dict[str, Any]:
     schema = derive_tool_schema(source_code, function_name=function_name)
-    _checked_name(schema["name"])
     if args_json_schema is not None:
         schema["parameters"] = _checked_parameters(args_json_schema)
     return schema
@@ -314,7 +315,7 @@ def _given_schema(json_schema: Any, *, required_name: str | None) -> dict[str, A
 
 
 def _checked_name(name: Any) -> str:
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
         raise InvalidToolSchema(
             f"Invalid tool name {name!r}: use 1 to 64 ASCII letters, digits, '_' or '-' (model providers require it)."
         )

@@ -17,6 +17,9 @@ TOOL_FILENAME = "<tool>"
 MAX_DETAIL_CHARS = 2000
 
 
+RUNNER_PID = os.getpid()
+
+
 def main() -> None:
     result_fd = int(sys.argv[1])
     sandbox_uid = int(sys.argv[2])
@@ -149,6 +152,8 @@ def _failure(kind: str, message: str) -> dict:
 
 
 def _finish(result_fd: int, envelope: dict, max_bytes: int) -> None:
+    if os.getpid() != RUNNER_PID:
+        os._exit(1)  # a process the tool forked got here: only the tool's own process answers
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 (contextlib would be one more import on every call)
             stream.flush()
