@@ -295,15 +295,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Chromium for one test module: sync Playwright keeps an event loop running in this thread,
+    which async tests of later modules could not start theirs beside."""
     with sync_playwright() as playwright:
         instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield instance
         instance.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def demo_login_state(browser: Browser, chat_server: ChatServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A logged-in demo user's cookies, so each test's browser context starts logged in."""
     context = browser.new_context()
