@@ -17,6 +17,7 @@ uid, with further user namespaces disabled.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -31,10 +32,13 @@ from tools.sandbox.child import (
     runner_command,
     sandbox_env,
 )
+from tools.sandbox.uids import wait_for_uid_exit
 
 if TYPE_CHECKING:
     from tools.sandbox.base import SandboxResult
-    from tools.sandbox.uids import UidPool
+    from tools.sandbox.uids import UidLease, UidPool
+
+logger = logging.getLogger(__name__)
 
 SANDBOX_HOME = "/tmp"
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -72,7 +76,7 @@ class BubblewrapBackend:
             return await run_child(spec, payload, limits)
         finally:
             if lease is not None:
-                lease.release()
+                await _release(lease)
 
     def command(self, result_fd: int, uid: int | None, limits: SandboxLimits) -> list[str]:
         argv = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
@@ -123,6 +127,13 @@ class BubblewrapBackend:
         if envelope != b'{"ok": true, "value": "ok"}':
             return completed.stderr.decode(errors="replace").strip() or f"exit status {completed.returncode}"
         return None
+
+
+async def _release(lease: UidLease) -> None:
+    """Outer bwrap can exit while the kernel still tears down its pid namespace: wait for that first."""
+    if not await wait_for_uid_exit(lease.uid):
+        logger.warning("Sandbox uid %s still has processes after the call; releasing it anyway.", lease.uid)
+    lease.release()
 
 
 def _mounts(python: str) -> list[str]:

@@ -20,6 +20,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any
 
 from tools.sandbox.child import LAUNCH_ENV, ChildSpec, request_payload, run_child, runner_command, sandbox_env
+from tools.sandbox.uids import wait_for_uid_exit
 
 if TYPE_CHECKING:
     from tools.sandbox.base import SandboxLimits, SandboxResult
@@ -58,6 +59,7 @@ class ProcessBackend:
         finally:
             await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
             if lease is not None:
+                await wait_for_uid_exit(lease.uid)
                 lease.release()
 
 

@@ -8,14 +8,17 @@ signalling or tracing each other. The uids need no ``/etc/passwd`` entry. A leas
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import secrets
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 ATTEMPTS = 64
+EXIT_WAIT_SECONDS = 2.0
 
 
 @dataclass
@@ -53,3 +56,36 @@ class UidPool:
         info = os.lstat(self.lock_dir)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
             raise RuntimeError(f"{self.lock_dir} must be a directory of uid {os.geteuid()} with mode 0700")
+
+
+async def wait_for_uid_exit(uid: int, *, timeout: float = EXIT_WAIT_SECONDS) -> bool:
+    """Wait until no process of ``uid`` is left (killed ones may take a moment to go); ``False`` on timeout.
+
+    Called before a lease is released, so the next call under that uid finds none of
+    the previous call's processes. ``/proc/<pid>`` is owned by the process's uid, so
+    one ``stat`` per process is enough (a fraction of a millisecond per call).
+    """
+    deadline = time.monotonic() + timeout
+    while _has_processes(uid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return True
+
+
+def _has_processes(uid: int) -> bool:
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid and not _is_zombie(entry.path):
+                return True
+        except OSError:
+            continue  # exited while we looked
+    return False
+
+
+def _is_zombie(proc_path: str) -> bool:
+    """Dead and waiting for its parent (or init) to reap it: nothing left to wait for."""
+    with open(f"{proc_path}/stat", "rb") as stat_file:
+        return stat_file.read().rsplit(b")", 1)[1].split()[0] == b"Z"
