@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+SERVER_FAULT = "The server could not handle that just now. Try again in a moment."
 # Close codes in the private range: the tab stops reconnecting on these.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
@@ -170,6 +171,11 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
             reply = await database_sync_to_async(self._handle)(frame)
         except ApplicationError as exc:
             await self._error(error_detail(exc), request=frame.type)
+            return
+        except Exception:
+            # A fault of ours (the database or the channel layer away): say so, keep the socket.
+            logger.exception("Chat frame %r failed for agent %s", frame.type, self.agent.pk)
+            await self._error(SERVER_FAULT, request=frame.type)
             return
         await self.send_json(reply)
 

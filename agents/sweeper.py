@@ -107,7 +107,11 @@ def sweep_stale_runs(now: datetime | None = None) -> int:
         verdict = RunFinishedEvent(
             run_id=run.pk, seq=SWEPT_EVENT_SEQ, stop_reason=StopReason.ERROR.value, usage=TurnUsage(), error=error
         )
-        async_to_sync(publish)(run.agent_id, [event_payload(verdict)])
+        try:
+            async_to_sync(publish)(run.agent_id, [event_payload(verdict)])
+        except Exception:
+            # The run is ended either way; a tab that missed the verdict reads it when it resyncs.
+            logger.exception("Could not tell the tabs of agent %s that run %s was swept", run.agent_id, run.pk)
     return swept
 
 

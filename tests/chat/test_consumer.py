@@ -5,6 +5,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 
 from agents import services
+from agents.consumers import SERVER_FAULT
 from agents.models import Message, Run, RunStatus
 from tests.chat.conftest import finished, frames_until, open_chat
 from tests.factories import AgentFactory, MessageFactory, RunFactory
@@ -208,3 +209,22 @@ async def test_cancel_ends_a_run_that_has_not_started_and_tells_every_tab(chat_a
     assert seen_by_other_tab == frames[-1]
     await communicator.disconnect()
     await other_tab.disconnect()
+
+
+async def test_a_server_fault_is_an_error_frame_and_the_socket_stays_open(chat_app, cast, agent, monkeypatch):
+    from agents import chat
+
+    def broken(**kwargs):
+        raise ConnectionError("the database went away")
+
+    communicator, _, _ = await open_chat(chat_app, cast.alice, agent, organization=cast.org_a)
+    monkeypatch.setattr(chat, "chat_sync", broken)
+
+    await communicator.send_json_to({"type": "resume", "after_seq": 0})
+    error = await communicator.receive_json_from()
+    await communicator.send_json_to({"type": "retry"})
+    still_answering = await communicator.receive_json_from()
+
+    assert error == {"type": "error", "detail": SERVER_FAULT, "request": "resume"}
+    assert still_answering["detail"] == "There is no failed run to retry."
+    await communicator.disconnect()

@@ -161,3 +161,19 @@ async def _receive_within(layer, channel, seconds):
     import asyncio
 
     return await asyncio.wait_for(layer.receive(channel), seconds)
+
+
+def test_a_run_is_ended_even_when_its_tabs_cannot_be_told(monkeypatch):
+    agent = AgentFactory()
+    run = running_run(agent, heartbeat_age=timedelta(minutes=10))
+
+    async def unreachable(agent_id, payloads):
+        raise ConnectionError("the channel layer is down")
+
+    monkeypatch.setattr("agents.sweeper.publish", unreachable)
+
+    swept = sweep_stale_runs()
+
+    run.refresh_from_db()
+    assert swept == 1
+    assert run.status == RunStatus.FAILED
