@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import marshal
 import os
 import signal
 import time
@@ -50,6 +51,7 @@ def runner_command(python: str, result_fd: int, drop_to_uid: int | None) -> list
 def request_payload(
     source_code: str, function_name: str | None, arguments: dict[str, Any], env: dict[str, str], limits: SandboxLimits
 ) -> bytes:
+    """The runner's request, as ``marshal`` data: it loads in no time without importing ``json``."""
     request = {
         "source": source_code,
         "function": function_name,
@@ -57,7 +59,7 @@ def request_payload(
         "env": env,
         "limits": limits.for_runner(),
     }
-    return json.dumps(request).encode()
+    return marshal.dumps(request)
 
 
 @dataclass(frozen=True)

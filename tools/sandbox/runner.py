@@ -1,16 +1,22 @@
 """The program every sandboxed call runs, as ``python -I -S -B -u -c <this file> RESULT_FD UID``.
 
 Standard library only, no project imports: it runs in a bare interpreter that cannot
-see the project. It reads one JSON request on stdin, drops to the sandbox uid (when
+see the project. It reads one request on stdin, drops to the sandbox uid (when
 started as root), lowers its resource limits, replaces the environment with the
 tool's own variables, runs the tool, and writes one JSON result to RESULT_FD: a pipe
 of its own, so nothing the tool prints on stdout can pass for a result.
+
+Start-up time is most of a call's cost, so this imports only C modules besides
+``os``: the request comes as ``marshal`` data (written by the server, never by a
+tool), and the result is JSON written with ``_json``; the ``json`` package (which
+pulls in ``re`` and ``enum``, about 8 ms) is imported only for non-string returns.
 """
 
-import json
+import _json
+import _signal
+import marshal
 import os
 import resource
-import signal
 import sys
 
 TOOL_FILENAME = "<tool>"
@@ -28,30 +34,29 @@ def main() -> None:
         os.setgroups([])
         os.setgid(sandbox_uid)
         os.setuid(sandbox_uid)
-    request = json.loads(sys.stdin.buffer.read())
+    request = marshal.loads(sys.stdin.buffer.read())
     limits = request["limits"]
     _apply_limits(limits)
     os.environ.clear()
     os.environ.update(request["env"])
     cpu_message = f"The tool used more than {limits['cpu_seconds']} s of CPU time and was stopped."
-    signal.signal(
-        signal.SIGXCPU, lambda *_: _finish(result_fd, _failure("cpu", cpu_message), limits["max_result_bytes"])
+    _signal.signal(
+        _signal.SIGXCPU, lambda *_: _finish(result_fd, _failure("cpu", cpu_message), limits["max_result_bytes"])
     )
     _finish(result_fd, _run(request, limits), limits["max_result_bytes"])
 
 
 def _apply_limits(limits: dict) -> None:
-    _set_limit(resource.RLIMIT_CORE, 0)
-    _set_limit(resource.RLIMIT_FSIZE, limits["max_file_bytes"])
-    _set_limit(resource.RLIMIT_NOFILE, limits["max_open_files"])
-    _set_limit(resource.RLIMIT_NPROC, limits["max_processes"])
-    _set_limit(resource.RLIMIT_AS, limits["memory_bytes"])
+    _set_limit(resource.RLIMIT_CORE, 0, 0)
+    _set_limit(resource.RLIMIT_FSIZE, limits["max_file_bytes"], limits["max_file_bytes"])
+    _set_limit(resource.RLIMIT_NOFILE, limits["max_open_files"], limits["max_open_files"])
+    _set_limit(resource.RLIMIT_NPROC, limits["max_processes"], limits["max_processes"])
+    _set_limit(resource.RLIMIT_AS, limits["memory_bytes"], limits["memory_bytes"])
     # The soft limit sends SIGXCPU (answered below); the hard one kills a tool stuck in C code.
-    _set_limit(resource.RLIMIT_CPU, limits["cpu_seconds"], hard=limits["cpu_seconds"] + 1)
+    _set_limit(resource.RLIMIT_CPU, limits["cpu_seconds"], limits["cpu_seconds"] + 1)
 
 
-def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
-    hard = soft if hard is None else hard
+def _set_limit(which: int, soft: int, hard: int) -> None:
     _, current_hard = resource.getrlimit(which)
     if current_hard != resource.RLIM_INFINITY:
         soft, hard = min(soft, current_hard), min(hard, current_hard)
@@ -136,6 +141,8 @@ def _format_traceback(exc: BaseException, source: str) -> str:
 def _success(value: object, label: str) -> dict:
     if isinstance(value, str):
         return {"ok": True, "value": str(value)}
+    import json
+
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, OverflowError, RecursionError):
@@ -159,14 +166,30 @@ def _finish(result_fd: int, envelope: dict, max_bytes: int) -> None:
             stream.flush()
         except BaseException:
             pass
-    data = json.dumps(envelope, allow_nan=False).encode()
+    data = _encode(envelope)
     if len(data) > max_bytes:
         message = f"The tool's return value is {len(data)} bytes as JSON, more than the {max_bytes}-byte limit."
-        data = json.dumps(_failure("result_size", message)).encode()
+        data = _encode(_failure("result_size", message))
     view = memoryview(data)
     while view:
         view = view[os.write(result_fd, view) :]
     os._exit(0)
+
+
+def _encode(envelope: dict) -> bytes:
+    """JSON (ASCII) of the envelope; without the json package when every value is a str or bool."""
+    if all(isinstance(value, str | bool) for value in envelope.values()):
+        fields = [f"{_json.encode_basestring_ascii(key)}: {_literal(value)}" for key, value in envelope.items()]
+        return ("{" + ", ".join(fields) + "}").encode()
+    import json
+
+    return json.dumps(envelope, allow_nan=False).encode()
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _json.encode_basestring_ascii(value)
 
 
 if __name__ == "__main__":
