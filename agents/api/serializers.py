@@ -71,8 +71,8 @@ class LlmConfigInput(serializers.Serializer):
 
 class AgentCreateInput(serializers.Serializer):
     name = _optional(serializers.CharField, max_length=200)
-    description = _optional(serializers.CharField, allow_blank=True)
-    system = _optional(serializers.CharField, allow_blank=True)
+    description = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
+    system = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
     # Every agent here runs Letta's letta_v1_agent loop; the other types are accepted for compatibility.
     agent_type = _optional(serializers.ChoiceField, choices=LETTA_AGENT_TYPES)
     model = _optional(serializers.CharField, max_length=200)
@@ -96,8 +96,8 @@ class AgentCreateInput(serializers.Serializer):
 
 class AgentUpdateInput(serializers.Serializer):
     name = _optional(serializers.CharField, max_length=200)
-    description = _optional(serializers.CharField, allow_blank=True)
-    system = _optional(serializers.CharField, allow_blank=True)
+    description = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
+    system = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
     model = _optional(serializers.CharField, max_length=200)
     embedding = _optional(serializers.CharField, max_length=200)
     llm_config = _optional(LlmConfigInput)
@@ -113,8 +113,8 @@ class AgentUpdateInput(serializers.Serializer):
 class ToolCreateInput(serializers.Serializer):
     """``POST /v1/tools/`` and ``PUT /v1/tools/``: a Python source tool."""
 
-    source_code = serializers.CharField()
-    description = _optional(serializers.CharField, allow_blank=True)
+    source_code = serializers.CharField(trim_whitespace=False)
+    description = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
     tags = _optional(serializers.ListField, child=serializers.CharField())
     source_type = _optional(serializers.CharField)
     json_schema = _optional(serializers.DictField)
@@ -126,9 +126,9 @@ class ToolCreateInput(serializers.Serializer):
 
 
 class ToolUpdateInput(serializers.Serializer):
-    description = _optional(serializers.CharField, allow_blank=True)
+    description = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
     tags = _optional(serializers.ListField, child=serializers.CharField())
-    source_code = _optional(serializers.CharField)
+    source_code = _optional(serializers.CharField, trim_whitespace=False)
     source_type = _optional(serializers.CharField)
     json_schema = _optional(serializers.DictField)
     args_json_schema = _optional(serializers.DictField)

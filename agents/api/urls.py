@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from django.urls import path
 
-from agents.api import agents, messages_list, schema, views
+from agents.api import agents, messages, schema, tools, views
+from agents.api import runs as run_views
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -40,5 +41,28 @@ urlpatterns = [
     *route("agents/<str:agent_id>/tools/attach/<str:tool_id>", agents.AgentToolAttachView, "agent-tool-attach"),
     *route("agents/<str:agent_id>/tools/detach/<str:tool_id>", agents.AgentToolDetachView, "agent-tool-detach"),
     *route("agents/<str:agent_id>/tools/approval/<str:tool_name>", agents.AgentToolApprovalView, "agent-tool-approval"),
-    *route("agents/<str:agent_id>/messages", messages_list.AgentMessagesView, "agent-messages"),
+    *route("agents/<str:agent_id>/messages", messages.AgentMessagesView, "agent-messages"),
+    *route("agents/<str:agent_id>/messages/stream", messages.AgentMessagesStreamView, "agent-messages-stream"),
+    *route("agents/<str:agent_id>/messages/async", messages.AgentMessagesAsyncView, "agent-messages-async"),
+    *route("agents/<str:agent_id>/messages/cancel", messages.AgentMessagesCancelView, "agent-messages-cancel"),
+    *route(
+        "agents/<str:agent_id>/messages/preview-raw-payload",
+        messages.AgentPreviewPayloadView,
+        "agent-messages-preview",
+    ),
+    *route("agents/<str:agent_id>/reset-messages", messages.AgentResetMessagesView, "agent-reset-messages"),
+    *route("agents/<str:agent_id>/context", messages.AgentContextView, "agent-context"),
+    *route("runs/", run_views.RunListView, "runs"),
+    *route("runs/active", run_views.ActiveRunListView, "runs-active"),
+    *route("runs/<str:run_id>", run_views.RunDetailView, "run"),
+    *route("runs/<str:run_id>/cancel", run_views.RunCancelView, "run-cancel"),
+    *route("runs/<str:run_id>/messages", run_views.RunMessagesView, "run-messages"),
+    *route("runs/<str:run_id>/steps", run_views.RunStepsView, "run-steps"),
+    *route("runs/<str:run_id>/usage", run_views.RunUsageView, "run-usage"),
+    *route("runs/<str:run_id>/stream", run_views.RunStreamView, "run-stream"),
+    *route("steps/", run_views.StepListView, "steps"),
+    *route("steps/<str:step_id>", run_views.StepDetailView, "step"),
+    *route("tools/", tools.ToolListView, "tools"),
+    *route("tools/add-base-tools", tools.BaseToolsView, "tools-add-base-tools"),
+    *route("tools/<str:tool_id>", tools.ToolDetailView, "tool"),
 ]

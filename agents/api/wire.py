@@ -240,7 +240,7 @@ def tool_json(tool: Tool) -> dict[str, Any]:
         "tags": list(tool.tags or []),
         "source_code": tool.source_code or None,
         "json_schema": tool.json_schema or None,
-        "args_json_schema": None,
+        "args_json_schema": tool.args_json_schema,
         "return_char_limit": tool.return_char_limit,
         "pip_requirements": None,
         "npm_requirements": None,

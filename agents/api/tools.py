@@ -1,0 +1,146 @@
+"""``/v1/tools``: create, upsert (what ``upsert_from_function`` sends), list, retrieve, modify, delete, base tools.
+
+The tool logic (schema from source, name conflicts, built-in tools) lives in
+``tools.services``; these views only parse, call and render.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.http import JsonResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from agents import selectors
+from agents.api import serializers as s
+from agents.api.base import OrgScopedAPIView
+from agents.api.wire import tool_json
+from agents.errors import Conflict, InvalidArgument
+from tools import services as tool_services
+from tools.schema import ToolSourceError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rest_framework.request import Request
+
+    from tools.models import Tool
+
+ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
+_SOURCE_FIELDS = ("description", "tags", "return_char_limit", "default_requires_approval", "args_json_schema")
+
+
+def _calling_tool_services(action: Callable[[], Any]) -> Any:
+    """Run a ``tools.services`` call, turning its domain errors into ours."""
+    try:
+        return action()
+    except tool_services.ToolNameTaken as exc:
+        raise Conflict(str(exc)) from exc
+    except ToolSourceError as exc:
+        raise InvalidArgument(str(exc), field="source_code") from exc
+    except tool_services.ToolValidationError as exc:
+        raise InvalidArgument(str(exc)) from exc
+
+
+def _tool_body(request: Request, serializer: type[s.ToolCreateInput] | type[s.ToolUpdateInput]) -> dict[str, Any]:
+    body = serializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    return dict(body.validated_data)
+
+
+class ToolListView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="tools_list",
+        parameters=[
+            OpenApiParameter("name", str, description="Only the tool with this name."),
+            OpenApiParameter("names", str, many=True, description="Only tools with these names."),
+            OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
+            OpenApiParameter("search", str, description="Only tools whose name contains this text."),
+            OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
+            OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
+            OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+            OpenApiParameter("before", str, description="Cursor: a tool id; tools before it in this order."),
+            OpenApiParameter("after", str, description="Cursor: a tool id; tools after it in this order."),
+            OpenApiParameter("limit", int, description="At most this many tools (default 50)."),
+            OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; newest first."),
+        ],
+        responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+    )
+    def get(self, request: Request) -> Response:
+        tools = selectors.tool_list(
+            organization=self.organization,
+            name=self.query_str("name"),
+            names=self.query_list("names"),
+            tool_ids=self.query_list("tool_ids"),
+            search=self.query_str("search"),
+            tool_types=self.query_list("tool_types"),
+            exclude_tool_types=self.query_list("exclude_tool_types"),
+            return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
+            after=self.query_str("after"),
+            before=self.query_str("before"),
+            limit=self.query_int("limit", default=50),
+            order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
+        )
+        return Response([tool_json(tool) for tool in tools])
+
+    @extend_schema(operation_id="tools_create", request=s.ToolCreateInput, responses={200: s.ToolOutput, **ERRORS})
+    def post(self, request: Request) -> Response:
+        data = _tool_body(request, s.ToolCreateInput)
+        tool: Tool = _calling_tool_services(
+            lambda: tool_services.tool_create(
+                organization=self.organization,
+                created_by=self.acting_user,
+                source_code=data["source_code"],
+                **s.present(data, *_SOURCE_FIELDS, "json_schema", "source_type"),
+            )
+        )
+        return Response(tool_json(tool))
+
+    @extend_schema(
+        operation_id="tools_upsert",
+        description="Create or update the tool defined by `source_code` (its name comes from the function).",
+        request=s.ToolCreateInput,
+        responses={200: s.ToolOutput, **ERRORS},
+    )
+    def put(self, request: Request) -> Response:
+        data = _tool_body(request, s.ToolCreateInput)
+        tool: Tool = _calling_tool_services(
+            lambda: tool_services.tool_upsert_from_source(
+                organization=self.organization,
+                created_by=self.acting_user,
+                source_code=data["source_code"],
+                **s.present(data, *_SOURCE_FIELDS),
+            )
+        )
+        return Response(tool_json(tool))
+
+
+class ToolDetailView(OrgScopedAPIView):
+    @extend_schema(operation_id="tools_retrieve", responses={200: s.ToolOutput, 404: s.ErrorOutput})
+    def get(self, request: Request, tool_id: str) -> Response:
+        return Response(tool_json(self.get_tool(tool_id)))
+
+    @extend_schema(operation_id="tools_modify", request=s.ToolUpdateInput, responses={200: s.ToolOutput, **ERRORS})
+    def patch(self, request: Request, tool_id: str) -> Response:
+        tool = self.get_tool(tool_id)
+        data = _tool_body(request, s.ToolUpdateInput)
+        fields = s.present(data, "description", "tags", "source_code", "source_type", "json_schema")
+        fields |= s.present(data, "args_json_schema", "return_char_limit", "default_requires_approval")
+        if data.get("metadata_") is not None:
+            fields["metadata"] = data["metadata_"]
+        tool = _calling_tool_services(lambda: tool_services.tool_update(tool=tool, **fields))
+        return Response(tool_json(tool))
+
+    @extend_schema(operation_id="tools_delete", responses={200: None, 404: s.ErrorOutput})
+    def delete(self, request: Request, tool_id: str) -> JsonResponse:
+        tool_services.tool_delete(tool=self.get_tool(tool_id))
+        # Letta answers a JSON ``null`` body; DRF's renderer would send an empty one.
+        return JsonResponse(None, safe=False)
+
+
+class BaseToolsView(OrgScopedAPIView):
+    @extend_schema(operation_id="tools_upsert_base_tools", request=None, responses={200: s.ToolOutput(many=True)})
+    def post(self, request: Request) -> Response:
+        tools = tool_services.base_tools_upsert(organization=self.organization)
+        return Response([tool_json(tool) for tool in tools])
