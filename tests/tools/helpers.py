@@ -12,6 +12,8 @@ from tools.schema import derive_tool_schema
 
 # Short enough to keep the suite fast, long enough for a loaded 2-core machine.
 FAST_LIMITS = SandboxLimits(wall_seconds=4.0, cpu_seconds=1)
+# For the CPU limit to trip first even when other processes take most of the CPU.
+CPU_BOUND_LIMITS = SandboxLimits(wall_seconds=30.0, cpu_seconds=1)
 NO_CONTEXT = ToolContext(organization_id=None, agent_id=None)
 
 

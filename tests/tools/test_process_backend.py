@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.helpers import FAST_LIMITS, processes_of_uid
+from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, processes_of_uid
 
 SECRET = "sk-test-server-secret-5d1c9e"
 
@@ -108,7 +108,6 @@ def daemonize() -> dict:
 @pytest.mark.parametrize(
     ("source", "kind", "message"),
     [
-        ("def spin() -> str:\n    while True:\n        pass\n", "cpu", "The tool used more than 1 s of CPU time"),
         (
             "def hog() -> str:\n    return str(len(bytearray(10**9)))\n",
             "memory",
@@ -123,6 +122,12 @@ async def test_it_enforces_the_same_limits(process_sandbox, source, kind, messag
     assert not result.ok
     assert result.error_kind == kind
     assert message in result.error
+
+
+async def test_it_stops_an_infinite_loop_at_the_cpu_limit(process_sandbox):
+    source = "def spin() -> str:\n    while True:\n        pass\n"
+    result = await process_sandbox.execute(source, "spin", {}, {}, CPU_BOUND_LIMITS)
+    assert (result.error_kind, result.error) == ("cpu", "The tool used more than 1 s of CPU time and was stopped.")
 
 
 async def test_it_caps_the_number_of_processes_of_a_call(process_sandbox):

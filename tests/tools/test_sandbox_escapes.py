@@ -5,6 +5,7 @@ Every tool here goes through ``DefaultToolRunner`` exactly as the engine calls i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import sqlite3
@@ -15,8 +16,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.tools.helpers import FAST_LIMITS, NO_CONTEXT, model_view, processes_of_uid, source_spec
+from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, NO_CONTEXT, model_view, processes_of_uid, source_spec
 from tools.base import ToolContext
+from tools.runtime import DefaultToolRunner
 
 SECRET = "sk-test-server-secret-0b7e4f2a9c"
 
@@ -253,10 +255,11 @@ def connect(port: int) -> str:
     assert outcome.tool_return == "ConnectionRefusedError"
 
 
-async def test_an_infinite_loop_is_stopped_by_the_cpu_limit(runner):
+async def test_an_infinite_loop_is_stopped_by_the_cpu_limit(sandbox):
+    runner = DefaultToolRunner(sandbox=sandbox, limits=CPU_BOUND_LIMITS)
     outcome = await runner.run(source_spec("def spin() -> str:\n    while True:\n        pass\n"), "{}", NO_CONTEXT)
     assert outcome.status == "error"
-    assert outcome.tool_return == f"The tool used more than {FAST_LIMITS.cpu_seconds} s of CPU time and was stopped."
+    assert outcome.tool_return == "The tool used more than 1 s of CPU time and was stopped."
     assert model_view(outcome) == {
         "status": "Failed",
         "message": outcome.tool_return,
@@ -380,3 +383,12 @@ async def test_a_tool_that_exits_the_interpreter_is_an_error_result(runner):
     )
     assert outcome.status == "error"
     assert outcome.tool_return == "The tool process exited with status 3 without returning a result."
+
+
+async def test_concurrent_calls_run_side_by_side_under_different_uids(runner):
+    source = "def who(n: int) -> list:\n    import os\n    return [n, os.getuid()]\n"
+    spec = source_spec(source)
+    outcomes = await asyncio.gather(*(runner.run(spec, json.dumps({"n": n}), NO_CONTEXT) for n in range(6)))
+    results = [json.loads(outcome.tool_return) for outcome in outcomes]
+    assert [n for n, _ in results] == list(range(6))
+    assert len({uid for _, uid in results}) == 6
