@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import sqlite3
 import tempfile
@@ -19,6 +20,9 @@ from django.conf import settings
 from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, NO_CONTEXT, model_view, processes_of_uid, source_spec
 from tools.base import ToolContext
 from tools.runtime import DefaultToolRunner
+from tools.sandbox.bubblewrap import BubblewrapBackend
+from tools.sandbox.selection import default_python
+from tools.sandbox.uids import UidPool
 
 SECRET = "sk-test-server-secret-0b7e4f2a9c"
 
@@ -392,3 +396,27 @@ async def test_concurrent_calls_run_side_by_side_under_different_uids(runner):
     results = [json.loads(outcome.tool_return) for outcome in outcomes]
     assert [n for n, _ in results] == list(range(6))
     assert len({uid for _, uid in results}) == 6
+
+
+async def test_cancelling_a_call_kills_its_processes(tmp_path):
+    uid = 1_899_000_000
+    sandbox = BubblewrapBackend(
+        bwrap=shutil.which("bwrap") or "bwrap",
+        python=default_python(),
+        uid_pool=UidPool(base=uid, count=1, lock_dir=tmp_path / "uids"),
+    )
+    source = "def wait() -> str:\n    import os, time\n    os.fork()\n    time.sleep(3600)\n"
+    call = asyncio.create_task(sandbox.execute(source, "wait", {}, {}, FAST_LIMITS))
+    for _ in range(200):
+        if processes_of_uid(uid):
+            break
+        await asyncio.sleep(0.01)
+    assert processes_of_uid(uid)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    for _ in range(200):
+        if not processes_of_uid(uid):
+            break
+        await asyncio.sleep(0.01)
+    assert processes_of_uid(uid) == []

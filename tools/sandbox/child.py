@@ -123,7 +123,7 @@ async def run_child(spec: ChildSpec, payload: bytes, limits: SandboxLimits) -> S
         overflowed.cancel()
         for task in helpers:
             task.cancel()
-        if not exited.done():
+        if not exited.done():  # cancelled: the call's processes must not outlive it
             _kill_group(process.pid)
         for transport in transports:
             transport.close()

@@ -12,21 +12,24 @@
 - a dotted path: a class of your own implementing ``SandboxBackend`` (a container
   or remote sandbox), instantiated without arguments.
 
-Other settings: ``TOOL_SANDBOX_PYTHON`` (the interpreter; default the one running the
-server, resolved out of its virtualenv), ``TOOL_SANDBOX_UID_BASE`` / ``TOOL_SANDBOX_UID_COUNT``
-(the uid range calls run under when the server is root) and ``TOOL_SANDBOX_STATE_DIR``
-(where uid leases are locked).
+Other settings: ``TOOL_SANDBOX_PYTHON`` (the interpreter, Python 3.10 or later; default
+the one running the server, resolved out of its virtualenv: tools get its standard
+library and no site-packages), ``TOOL_SANDBOX_UID_BASE`` / ``TOOL_SANDBOX_UID_COUNT`` (the
+uid range calls run under when the server is root) and ``TOOL_SANDBOX_STATE_DIR`` (where
+uid leases are locked). The process backend relies on an init that reaps orphans
+(``docker run --init``); bubblewrap reaps inside its own pid namespace.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import shutil
 import stat
 import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -43,21 +46,30 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_UID_BASE = 1_900_000_000
 DEFAULT_UID_COUNT = 65_536
+RETRY_PROBE_SECONDS = 60.0
 _SYSTEM_PYTHONS = ("/usr/local/bin/python3", "/usr/bin/python3")
 
 
 def get_sandbox_backend() -> SandboxBackend:
     """The configured backend, built (and probed) once per process and configuration.
 
-    The first call may block for a probe run of a few tens of milliseconds.
+    The first call may block for a probe run of a few tens of milliseconds. A choice
+    made because an installed bubblewrap failed its probe is reconsidered after
+    ``RETRY_PROBE_SECONDS``, so a passing fault does not weaken isolation for good.
     """
-    return _backend(
+    key = _Key(
         choice=str(getattr(settings, "TOOL_SANDBOX_BACKEND", "auto")),
         python=str(getattr(settings, "TOOL_SANDBOX_PYTHON", "") or default_python()),
         uid_base=int(getattr(settings, "TOOL_SANDBOX_UID_BASE", DEFAULT_UID_BASE)),
         uid_count=int(getattr(settings, "TOOL_SANDBOX_UID_COUNT", DEFAULT_UID_COUNT)),
         state_dir=str(getattr(settings, "TOOL_SANDBOX_STATE_DIR", "") or default_state_dir()),
     )
+    cached = _chosen.get(key)
+    if cached is not None and (cached[1] is None or time.monotonic() < cached[1]):
+        return cached[0]
+    backend, provisional = _backend(key)
+    _chosen[key] = (backend, time.monotonic() + RETRY_PROBE_SECONDS if provisional else None)
+    return backend
 
 
 def default_python() -> str:
@@ -69,35 +81,54 @@ def default_state_dir() -> str:
     return os.path.join(tempfile.gettempdir(), f"agentserver-sandbox-{os.geteuid()}")
 
 
-@functools.cache
-def _backend(*, choice: str, python: str, uid_base: int, uid_count: int, state_dir: str) -> SandboxBackend:
-    uid_pool = UidPool(base=uid_base, count=uid_count, lock_dir=Path(state_dir)) if os.geteuid() == 0 else None
-    if choice == "disabled":
-        return UnavailableBackend("Source tools are disabled on this server (TOOL_SANDBOX_BACKEND=disabled).")
-    if choice == "process":
+@dataclass(frozen=True)
+class _Key:
+    choice: str
+    python: str
+    uid_base: int
+    uid_count: int
+    state_dir: str
+
+
+_chosen: dict[_Key, tuple[SandboxBackend, float | None]] = {}
+
+
+def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
+    """The backend for ``key``, and whether the choice is provisional (bubblewrap failed its probe)."""
+    uid_pool = None
+    if os.geteuid() == 0:
+        uid_pool = UidPool(base=key.uid_base, count=key.uid_count, lock_dir=Path(key.state_dir))
+    if key.choice == "disabled":
+        return UnavailableBackend("Source tools are disabled on this server (TOOL_SANDBOX_BACKEND=disabled)."), False
+    if key.choice == "process":
         if uid_pool is None:
             logger.warning("Tool sandbox: process backend without root, so tools run as the server's own user.")
-        return _process_backend(python, uid_pool)
-    if choice in {"auto", "bubblewrap"}:
-        problem = _bubblewrap_problem(python, uid_pool)
-        if problem is None:
-            return BubblewrapBackend(bwrap=_bwrap_path() or "bwrap", python=python, uid_pool=uid_pool)
-        if choice == "auto" and uid_pool is not None:
+        return _process_backend(key.python, uid_pool), False
+    if key.choice in {"auto", "bubblewrap"}:
+        bwrap = _bwrap_path()
+        problem = "bwrap is not installed (apt-get install bubblewrap)" if bwrap is None else None
+        if bwrap is not None:
+            problem = BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool).probe()
+            if problem is None:
+                return BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool), False
+        provisional = bwrap is not None
+        if key.choice == "auto" and uid_pool is not None:
             logger.warning(
                 "Tool sandbox: bubblewrap is unusable (%s); falling back to the process backend under "
                 "dedicated uids. World-readable files and the network are reachable from tools.",
                 problem,
             )
-            return _process_backend(python, uid_pool)
+            return _process_backend(key.python, uid_pool), provisional
         logger.error("Tool sandbox: no usable sandbox (%s); source tools will fail.", problem)
-        return UnavailableBackend(
-            "Source tools cannot run: this server has no working sandbox "
-            f"({problem}). An operator must install bubblewrap or run the worker as root."
+        reason = (
+            f"Source tools cannot run: this server has no working sandbox ({problem}). "
+            "An operator must install bubblewrap or run the worker as root."
         )
-    if "." in choice:
-        return import_string(choice)()
+        return UnavailableBackend(reason), provisional
+    if "." in key.choice:
+        return import_string(key.choice)(), False
     raise ImproperlyConfigured(
-        f"TOOL_SANDBOX_BACKEND={choice!r}: use auto, bubblewrap, process, disabled or a dotted class path."
+        f"TOOL_SANDBOX_BACKEND={key.choice!r}: use auto, bubblewrap, process, disabled or a dotted class path."
     )
 
 
@@ -124,13 +155,6 @@ def world_usable(python: str) -> bool:
         return all(parent.stat().st_mode & stat.S_IXOTH for parent in real.parents)
     except OSError:
         return False
-
-
-def _bubblewrap_problem(python: str, uid_pool: UidPool | None) -> str | None:
-    bwrap = _bwrap_path()
-    if bwrap is None:
-        return "bwrap is not installed (apt-get install bubblewrap)"
-    return BubblewrapBackend(bwrap=bwrap, python=python, uid_pool=uid_pool).probe()
 
 
 def _bwrap_path() -> str | None:
