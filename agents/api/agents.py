@@ -94,7 +94,7 @@ class AgentListView(OrgScopedAPIView):
             tool_env_vars=_env_vars(data),
             include_base_tools=bool(data.get("include_base_tools")),
         )
-        return Response(agent_state(selectors.agent_get(organization=self.organization, agent_id=agent.public_id)))
+        return Response(agent_state(self.get_agent(agent.public_id)))
 
 
 class AgentDetailView(OrgScopedAPIView):
