@@ -163,8 +163,7 @@ class DjangoConversationStore:
         return await sync_to_async(self._append)(drafts)
 
     def _set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
-        is_err = any(r.get("status") == "error" for r in tool_returns)
-        Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns, is_err=is_err)
+        Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
         return snapshot(Message.objects.get(pk=message_id))
 
     async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:

@@ -599,9 +599,8 @@ class Turn:
         return tool_row
 
     async def _save_results(self, tool_row: MessageSnapshot | None, results: list[dict[str, Any]]) -> MessageSnapshot:
-        is_err = any(r["status"] == "error" for r in results)
         if tool_row is None:
-            [row] = await self._append([MessageDraft(role="tool", tool_returns=list(results), is_err=is_err)])
+            [row] = await self._append([MessageDraft(role="tool", tool_returns=list(results))])
             return row
         row = await self.store.set_tool_returns(tool_row.id, list(results))
         self.rows = [row if r.id == row.id else r for r in self.rows]

@@ -1,0 +1,120 @@
+"""Engine events as Letta's streaming wire format (SSE ``data:`` frames).
+
+Rows the engine persisted are projected with ``wire.letta_messages_for_row``;
+with ``stream_tokens`` the deltas become per-token chunks of the same message
+(same ``id`` and ``otid``), and the assistant row they previewed is not sent
+again. Input rows (the user's message, the approval answer) are not echoed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+
+from agents.api.wire import _header, part_otid
+from agents.engine.events import (
+    MessageEvent,
+    ReasoningDeltaEvent,
+    RunFinishedEvent,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+    TurnUsage,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from agents.engine.events import EngineEvent
+
+INPUT_ROLES = {"user", "approval", "system"}
+
+
+def stop_reason_json(stop_reason: str) -> dict[str, Any]:
+    return {"message_type": "stop_reason", "stop_reason": stop_reason}
+
+
+def usage_json(usage: TurnUsage, run_ids: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "message_type": "usage_statistics",
+        "completion_tokens": usage.completion_tokens,
+        "prompt_tokens": usage.prompt_tokens,
+        "total_tokens": usage.total_tokens,
+        "step_count": usage.step_count,
+        "run_ids": run_ids,
+    }
+
+
+def sse_frame(payload: dict[str, Any] | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return f"data: {data}\n\n".encode()
+
+
+def sse_response(body: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(body, content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+@dataclass
+class _PreviewRow:
+    """The header fields of an assistant row that is still being streamed."""
+
+    id: Any
+    step_id: Any
+    run_id: Any
+    created_at: datetime
+    name: str = ""
+    is_err: bool = False
+
+
+@dataclass
+class LettaStreamEncoder:
+    """Turns engine events into LettaMessage chunks, in order."""
+
+    stream_tokens: bool
+    _parts: dict[tuple[Any, str, int], int] = field(default_factory=dict)
+    _started: dict[Any, datetime] = field(default_factory=dict)
+
+    def encode(self, event: EngineEvent) -> list[dict[str, Any]]:
+        if isinstance(event, MessageEvent):
+            row = event.message
+            if row.role in INPUT_ROLES or (event.streamed and row.role == "assistant"):
+                return []
+            from agents.api.wire import letta_messages_for_row
+
+            return letta_messages_for_row(row)
+        if isinstance(event, RunFinishedEvent):
+            return [stop_reason_json(event.stop_reason), usage_json(event.usage)]
+        return [self._delta(event)]
+
+    def _part_index(self, message_id: Any, kind: str, slot: int = 0) -> int:
+        key = (message_id, kind, slot)
+        if key not in self._parts:
+            self._parts[key] = sum(1 for k in self._parts if k[0] == message_id)
+        return self._parts[key]
+
+    def _delta(self, event: ReasoningDeltaEvent | TextDeltaEvent | ToolCallDeltaEvent) -> dict[str, Any]:
+        started = self._started.setdefault(event.message_id, timezone.now())
+        row = _PreviewRow(id=event.message_id, step_id=event.step_id, run_id=event.run_id, created_at=started)
+        if isinstance(event, ReasoningDeltaEvent):
+            otid = part_otid(event.message_id, self._part_index(event.message_id, "reasoning"))
+            return _header(row, "reasoning_message", otid) | {
+                "source": "reasoner_model",
+                "reasoning": event.text,
+                "signature": event.signature,
+            }
+        if isinstance(event, TextDeltaEvent):
+            otid = part_otid(event.message_id, self._part_index(event.message_id, "text"))
+            return _header(row, "assistant_message", otid) | {"content": event.text}
+        kind = "approval_request_message" if event.requires_approval else "tool_call_message"
+        otid = part_otid(event.message_id, self._part_index(event.message_id, kind))
+        return _header(row, kind, otid) | {
+            "tool_call": {"name": event.name, "arguments": event.arguments_delta, "tool_call_id": event.tool_call_id},
+            "tool_calls": None,
+        }

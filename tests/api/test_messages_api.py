@@ -1,0 +1,313 @@
+"""Sending messages through the API: blocking, SSE, async, cancel, reset, dry run, context, runs and steps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from agents import services
+from agents.models import Agent, Message, Run, Step
+from tests.api.conftest import api_client
+from tools.services import tool_upsert_from_source
+
+pytestmark = pytest.mark.django_db
+
+DICE = '''
+def roll_dice(num_sides: int) -> str:
+    """Roll a die.
+
+    Args:
+        num_sides: How many sides the die has.
+    """
+    return str(num_sides)
+'''
+SECRET = '''
+def get_secret_code(input_text: str) -> str:
+    """Return the secret code for a text.
+
+    Args:
+        input_text: The text to encode.
+    """
+    return "code-" + input_text
+'''
+
+
+@pytest.fixture
+def demo_agent(cast) -> Agent:
+    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE)
+    secret = tool_upsert_from_source(organization=cast.org_a, source_code=SECRET, default_requires_approval=True)
+    return services.agent_create(
+        organization=cast.org_a, name="demo", model="demo/echo-1", tool_ids=[dice.public_id, secret.public_id]
+    )
+
+
+def send(api: APIClient, agent: Agent, text: str, **extra: Any):
+    return api.post(
+        f"/v1/agents/{agent.public_id}/messages",
+        {"messages": [{"role": "user", "content": text}], **extra},
+        format="json",
+    )
+
+
+def sse(response) -> list[Any]:
+    assert response["Content-Type"] == "text/event-stream; charset=utf-8"
+    body = b"".join(response).decode()
+    frames = [frame.removeprefix("data: ") for frame in body.split("\n\n") if frame.startswith("data: ")]
+    assert frames[-1] == "[DONE]"
+    return [json.loads(frame) for frame in frames[:-1]]
+
+
+def test_a_blocking_message_returns_the_turn_in_lettas_shape(alice_api, demo_agent):
+    response = send(alice_api, demo_agent, "hello there", max_steps=5)
+
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert [m["message_type"] for m in body["messages"]] == ["reasoning_message", "assistant_message"]
+    assert body["stop_reason"] == {"message_type": "stop_reason", "stop_reason": "end_turn"}
+    assert body["usage"]["step_count"] == 1
+    assert body["usage"]["total_tokens"] > 0
+    run = Run.objects.get()
+    assert body["usage"]["run_ids"] == [run.public_id]
+    assert (run.status, run.stop_reason) == ("completed", "end_turn")
+
+
+def test_an_approval_gated_call_waits_and_the_approval_runs_it(alice_api, demo_agent):
+    body = send(alice_api, demo_agent, "call get_secret_code with input_text=hi").json()
+    request = body["messages"][-1]
+    assert request["message_type"] == "approval_request_message"
+    assert body["stop_reason"]["stop_reason"] == "requires_approval"
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages",
+        {
+            "messages": [
+                {
+                    "approvals": [
+                        {"type": "approval", "approve": True, "tool_call_id": request["tool_call"]["tool_call_id"]}
+                    ]
+                }
+            ]
+        },
+        format="json",
+    )
+
+    assert response.status_code == 200
+    messages = response.json()["messages"]
+    assert messages[0]["message_type"] == "tool_return_message"
+    assert messages[0]["tool_return"] == "code-hi"
+    assert messages[0]["stdout"] == [] and messages[0]["stderr"] == []
+
+
+def test_a_user_message_during_a_pending_approval_is_409_with_lettas_body(alice_api, demo_agent):
+    pending = send(alice_api, demo_agent, "call get_secret_code with input_text=hi").json()["messages"][-1]
+
+    response = send(alice_api, demo_agent, "hi again")
+
+    assert response.status_code == 409
+    assert response.json()["detail"]["code"] == "PENDING_APPROVAL"
+    assert response.json()["detail"]["pending_request_id"] == pending["id"]
+    assert Run.objects.count() == 1
+
+
+def test_a_malformed_message_body_is_a_422_naming_the_field(alice_api, demo_agent):
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages", {"messages": [{"role": "user"}]}, format="json"
+    )
+
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "messages", 0, "content"]
+    assert not Message.objects.filter(agent=demo_agent, role="user").exclude(seq=1).exists()
+
+
+def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api, demo_agent):
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/stream",
+        {"messages": [{"role": "user", "content": "hello"}], "stream_tokens": True},
+        format="json",
+    )
+
+    chunks = sse(response)
+    types = [c["message_type"] for c in chunks]
+    assert types[-2:] == ["stop_reason", "usage_statistics"]
+    deltas = [c for c in chunks if c["message_type"] == "assistant_message"]
+    assert len(deltas) > 1
+    assert len({(c["id"], c["otid"]) for c in deltas}) == 1
+    stored = Message.objects.filter(agent=demo_agent, role="assistant").get()
+    assert deltas[0]["id"] == stored.public_id
+    assert "".join(c["content"] for c in deltas) == stored.content[-1]["text"]
+
+
+def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent):
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/stream",
+        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}]},
+        format="json",
+    )
+
+    types = [c["message_type"] for c in sse(response)]
+    assert types == [
+        "reasoning_message",
+        "assistant_message",
+        "tool_call_message",
+        "tool_return_message",
+        "reasoning_message",
+        "assistant_message",
+        "stop_reason",
+        "usage_statistics",
+    ]
+
+
+def test_stream_errors_before_the_first_chunk_are_plain_json(alice_api, demo_agent):
+    send(alice_api, demo_agent, "call get_secret_code with input_text=hi")
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/stream",
+        {"messages": [{"role": "user", "content": "hi"}], "stream_tokens": True},
+        format="json",
+    )
+
+    assert response.status_code == 409
+    assert response.json()["detail"]["code"] == "PENDING_APPROVAL"
+
+
+def test_runs_and_steps_of_a_turn_are_listed_and_scoped(alice_api, charlie_api, demo_agent):
+    send(alice_api, demo_agent, "call roll_dice with num_sides=6")
+    run = Run.objects.get()
+
+    listed = alice_api.get("/v1/runs/", {"agent_id": demo_agent.public_id}).json()
+    assert [r["id"] for r in listed] == [run.public_id]
+    assert listed[0]["status"] == "completed"
+    steps = alice_api.get(f"/v1/runs/{run.public_id}/steps").json()
+    assert [s["status"] for s in steps] == ["success", "success"]
+    assert alice_api.get(f"/v1/steps/{steps[0]['id']}").json()["run_id"] == run.public_id
+    usage = alice_api.get(f"/v1/runs/{run.public_id}/usage").json()
+    assert usage["step_count"] == 2
+    messages = alice_api.get(f"/v1/runs/{run.public_id}/messages").json()
+    assert "tool_return_message" in [m["message_type"] for m in messages]
+
+    assert charlie_api.get("/v1/runs/").json() == []
+    for path in ("", "/steps", "/usage", "/messages"):
+        assert charlie_api.get(f"/v1/runs/{run.public_id}{path}").status_code == 404
+    assert charlie_api.get(f"/v1/steps/{steps[0]['id']}").status_code == 404
+    assert charlie_api.post(f"/v1/runs/{run.public_id}/stream", {}, format="json").status_code == 404
+
+
+def test_it_rejects_other_org_on_every_sending_endpoint(charlie_api, demo_agent):
+    base = f"/v1/agents/{demo_agent.public_id}"
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+    for method, path in [
+        ("post", "/messages"),
+        ("post", "/messages/stream"),
+        ("post", "/messages/async"),
+        ("post", "/messages/cancel"),
+        ("post", "/messages/preview-raw-payload"),
+        ("patch", "/reset-messages"),
+        ("get", "/context"),
+    ]:
+        response = getattr(charlie_api, method)(base + path, body, format="json")
+        assert response.status_code == 404, path
+    assert not Run.objects.exists()
+
+
+def test_the_async_endpoint_refuses_input_the_agent_cannot_take_now(alice_api, demo_agent):
+    send(alice_api, demo_agent, "call get_secret_code with input_text=hi")
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/async",
+        {"messages": [{"role": "user", "content": "hi"}]},
+        format="json",
+    )
+
+    assert response.status_code == 409
+    assert Run.objects.count() == 1
+
+
+def test_cancelling_a_queued_run_cancels_it_at_once(alice_api, demo_agent):
+    run = Run.objects.create(organization=demo_agent.organization, agent=demo_agent, background=True)
+
+    response = alice_api.post(f"/v1/agents/{demo_agent.public_id}/messages/cancel", {}, format="json")
+
+    assert response.json() == {run.public_id: "cancelled"}
+    run.refresh_from_db()
+    assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
+
+
+def test_the_resumable_run_stream_replays_from_a_seq_id(alice_api, demo_agent):
+    send(alice_api, demo_agent, "call roll_dice with num_sides=6")
+    run = Run.objects.get()
+
+    everything = sse(alice_api.post(f"/v1/runs/{run.public_id}/stream", {}, format="json"))
+    resumed = sse(alice_api.post(f"/v1/runs/{run.public_id}/stream", {"starting_after": 3}, format="json"))
+
+    assert [c.get("seq_id") for c in everything[:-2]] == list(range(1, len(everything) - 1))
+    assert resumed[:-2] == everything[3:-2]
+    assert resumed[-2] == {"message_type": "stop_reason", "stop_reason": "end_turn"}
+
+
+def test_reset_starts_a_fresh_context_and_keeps_history(alice_api, demo_agent):
+    send(alice_api, demo_agent, "remember me")
+
+    response = alice_api.patch(f"/v1/agents/{demo_agent.public_id}/reset-messages")
+
+    assert response.status_code == 200
+    demo_agent.refresh_from_db()
+    in_context = list(Message.objects.in_context(demo_agent))
+    assert [m.role for m in in_context] == ["system", "user"]
+    assert Message.objects.filter(agent=demo_agent).count() == 6
+    context = alice_api.get(f"/v1/agents/{demo_agent.public_id}/context").json()
+    assert context["num_messages"] == 2
+
+
+def test_the_dry_run_returns_the_payload_without_persisting(alice_api, demo_agent):
+    before = Message.objects.count()
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/preview-raw-payload",
+        {"messages": [{"role": "user", "content": "hello"}]},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["turns"] == 2
+    assert Message.objects.count() == before
+    assert not Run.objects.exists() and not Step.objects.exists()
+
+
+def test_the_dry_run_is_the_exact_anthropic_body_and_calls_nothing(alice_api, cast, settings, fake_llm):
+    settings.ANTHROPIC_BASE_URL = fake_llm.url
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    agent = services.agent_create(organization=cast.org_a, name="claude", model="anthropic/claude-sonnet-4-5-20250929")
+
+    payload = alice_api.post(
+        f"/v1/agents/{agent.public_id}/messages/preview-raw-payload",
+        {"messages": [{"role": "user", "content": "hello"}]},
+        format="json",
+    ).json()
+
+    assert payload["model"] == "claude-sonnet-4-5-20250929"
+    assert payload["messages"][-1]["role"] == "user"
+    assert "hello" in json.dumps(payload["messages"][-1])
+    assert payload["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert fake_llm.requests == []
+
+
+def test_the_context_overview_lists_tools_and_marks_estimates(alice_api, demo_agent):
+    context = alice_api.get(f"/v1/agents/{demo_agent.public_id}/context").json()
+
+    assert context["context_window_size_max"] == demo_agent.context_window
+    assert {f["function"]["name"] for f in context["functions_definitions"]} == {"roll_dice", "get_secret_code"}
+    assert context["num_messages"] == 2
+    assert context["token_counts_estimated"] is True
+
+
+def test_no_key_is_a_401(demo_agent):
+    response = APIClient().post(f"/v1/agents/{demo_agent.public_id}/messages", {"messages": []}, format="json")
+    assert response.status_code == 401
+
+
+def test_bob_can_use_the_same_agent_with_a_key_of_his_organization(cast, demo_agent):
+    response = send(api_client(cast.org_a, cast.bob), demo_agent, "hi")
+    assert response.status_code == 200
