@@ -8,7 +8,7 @@ process in the embedded default. Both paths call ``execute_run``.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextvars
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agents.engine.events import RunFinishedEvent
 from agents.engine.loop import ApprovalInput, ContinueInput, TurnInput, UserInput
 from agents.errors import ApplicationError, ValidationFailed
 from agents.models import Agent, Run, RunStatus
@@ -32,7 +33,6 @@ logger = logging.getLogger(__name__)
 
 # Tasks are only weakly held by their loop: these sets keep running work alive until it ends.
 _background_tasks: set[asyncio.Task[None]] = set()
-_background_futures: set[concurrent.futures.Future[None]] = set()
 
 
 def _field_error(loc: list[Any], message: str) -> ValidationFailed:
@@ -184,9 +184,9 @@ def run_in_process(coroutine: Coroutine[Any, Any, None]) -> None:
     without a server (a shell, a script), on a thread of its own."""
     loop = _server_loop
     if loop is not None and loop.is_running():
-        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-        _background_futures.add(future)
-        future.add_done_callback(_background_futures.discard)
+        # A fresh context: the caller's (a view or consumer under sync_to_async) holds asgiref's
+        # thread-sensitive executor, which the run's own database calls must not inherit.
+        loop.call_soon_threadsafe(run_in_background, coroutine, context=contextvars.Context())
         return
     threading.Thread(target=asyncio.run, args=(coroutine,), daemon=True, name="in-process-run").start()
 
@@ -246,11 +246,13 @@ async def run_events(run: Run) -> AsyncIterator[EngineEvent]:
             api_key=run.api_key,
             max_steps=parse_max_steps(run.request),
         )
-    except ApplicationError as exc:
+    except Exception as exc:
+        # Refused before it started (a domain error, a provider without a key…): the run fails with why.
+        if not isinstance(exc, ApplicationError):
+            logger.warning("Run %s could not start: %s", run.pk, exc, exc_info=True)
         await sync_to_async(_fail)(run.pk, exc)
-        from agents.engine.events import RunFinishedEvent
-
-        yield RunFinishedEvent(run_id=run.id, seq=1, stop_reason="error", error=str(exc.detail))
+        detail = exc.detail if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
+        yield RunFinishedEvent(run_id=run.id, seq=1, stop_reason="error", error=str(detail))
         return
     async for event in turn.events():
         yield event
