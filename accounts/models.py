@@ -11,6 +11,7 @@ from django.utils.text import slugify
 
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 
+
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
@@ -155,6 +156,9 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "API key"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"

@@ -184,3 +184,27 @@ def test_it_upserts_into_the_callers_org_even_when_another_org_has_the_name(char
     assert response.status_code == 200
     assert response.json()["id"] != theirs.public_id
     assert Tool.objects.get(pk=theirs.pk).source_code == theirs.source_code
+
+
+def test_it_refuses_to_change_the_source_of_a_built_in_tool_with_a_400(alice_api: APIClient, cast: Cast) -> None:
+    built_in = alice_api.post("/v1/tools/add-base-tools").json()[0]
+    body = {"source_code": "def x() -> str:\n    return 'x'\n", "source_type": "python", "tags": ["kept?"]}
+
+    response = alice_api.patch(f"/v1/tools/{built_in['id']}", body, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": f"INVALID_ARGUMENT: Built-in tool {built_in['name']} cannot change: source_code, source_type."
+    }
+    assert Tool.objects.get(name=built_in["name"], organization=cast.org_a).tags == built_in["tags"]
+
+
+def test_it_changes_what_a_built_in_tool_allows(alice_api: APIClient) -> None:
+    built_in = alice_api.post("/v1/tools/add-base-tools").json()[0]
+
+    response = alice_api.patch(
+        f"/v1/tools/{built_in['id']}", {"tags": ["mine"], "return_char_limit": 10}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert (response.json()["tags"], response.json()["return_char_limit"]) == (["mine"], 10)
