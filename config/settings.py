@@ -185,6 +185,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "A Letta v1 wire-compatible API for stateful LLM agents.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get components of their own, where required text fields are non-blank (minLength 1).
+    "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
