@@ -187,6 +187,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Request bodies get components of their own, where required text fields are non-blank (minLength 1).
     "COMPONENT_SPLIT_REQUEST": True,
+    # An approval answer and each of its items are both tagged "approval": one enum for both.
+    "ENUM_NAME_OVERRIDES": {"ApprovalTypeEnum": ["approval"]},
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
