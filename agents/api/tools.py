@@ -15,9 +15,11 @@ from rest_framework.response import Response
 from agents import selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
+from agents.api.openapi import LIMIT
 from agents.api.wire import tool_json
 from agents.errors import Conflict, InvalidArgument
 from tools import services as tool_services
+from tools.models import ToolKind
 from tools.schema import ToolSourceError
 
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ class ToolListView(OrgScopedAPIView):
             OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
             OpenApiParameter("before", str, description="Cursor: a tool id; tools before it in this order."),
             OpenApiParameter("after", str, description="Cursor: a tool id; tools after it in this order."),
-            OpenApiParameter("limit", int, description="At most this many tools (default 50)."),
+            OpenApiParameter("limit", LIMIT, description="At most this many tools (default 50)."),
             OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; newest first."),
         ],
         responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
@@ -129,6 +131,13 @@ class ToolDetailView(OrgScopedAPIView):
         fields |= s.present(data, "args_json_schema", "return_char_limit", "default_requires_approval")
         if data.get("metadata_") is not None:
             fields["metadata"] = data["metadata_"]
+        if tool.kind == ToolKind.BUILTIN:
+            # The service takes only these for a built-in (anything else is a programming error there).
+            refused = sorted(set(fields) - tool_services.BUILTIN_EDITABLE_FIELDS)
+            if refused:
+                raise InvalidArgument(
+                    f"Built-in tool {tool.name} cannot change: {', '.join(refused)}.", field=refused[0]
+                )
         tool = _calling_tool_services(lambda: tool_services.tool_update(tool=tool, **fields))
         return Response(tool_json(tool))
 
