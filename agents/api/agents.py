@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
+from agents.api.openapi import LIMIT
 from agents.api.wire import agent_state, tool_json
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 422: s.ErrorOutput}
 PAGINATION = [
     OpenApiParameter("before", str, description="Cursor: an agent id; return agents before it in this order."),
     OpenApiParameter("after", str, description="Cursor: an agent id; return agents after it in this order."),
-    OpenApiParameter("limit", int, description="At most this many agents (default 50)."),
+    OpenApiParameter("limit", LIMIT, description="At most this many agents (default 50)."),
     OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; newest first by default."),
 ]
 
@@ -46,7 +47,7 @@ class AgentListView(OrgScopedAPIView):
             OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
             *PAGINATION,
         ],
-        responses={200: s.AgentStateOutput(many=True), 422: s.ErrorOutput},
+        responses={200: s.AgentStateOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def get(self, request: Request) -> Response:
         ascending = self.query_bool("ascending")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -35,33 +35,10 @@ if TYPE_CHECKING:
 
 KEEPALIVE_SECONDS = getattr(settings, "SSE_KEEPALIVE_SECONDS", 50)
 
-LettaRequestInput = inline_serializer(
-    "LettaRequest",
-    {
-        "messages": serializers.ListField(child=serializers.DictField(), help_text="MessageCreate or ApprovalCreate"),
-        "max_steps": serializers.IntegerField(required=False),
-        "use_assistant_message": serializers.BooleanField(required=False),
-        "include_return_message_types": serializers.ListField(child=serializers.CharField(), required=False),
-        "enable_thinking": serializers.CharField(required=False),
-    },
-)
-LettaStreamingRequestInput = inline_serializer(
-    "LettaStreamingRequest",
-    {
-        "messages": serializers.ListField(child=serializers.DictField()),
-        "max_steps": serializers.IntegerField(required=False),
-        "stream_tokens": serializers.BooleanField(required=False),
-        "include_pings": serializers.BooleanField(required=False),
-        "background": serializers.BooleanField(required=False),
-    },
-)
-LettaResponseOutput = inline_serializer(
-    "LettaResponse",
-    {
-        "messages": s.LettaMessageOutput(many=True),
-        "stop_reason": serializers.DictField(),
-        "usage": serializers.DictField(),
-    },
+# ``{"run-…": "cancelled"}`` for each run asked to stop.
+CANCELLED_RUNS = OpenApiResponse(
+    {"type": "object", "additionalProperties": {"type": "string", "enum": ["cancelled"]}},
+    description="The id of each run asked to stop, mapped to ``cancelled``.",
 )
 ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
 
@@ -130,8 +107,8 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
 
     @extend_schema(
         operation_id="agents_messages_create",
-        request=LettaRequestInput,
-        responses={200: LettaResponseOutput, **ERRORS},
+        request=s.LettaRequestInput,
+        responses={200: s.LettaResponseOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -171,8 +148,8 @@ async def sse_events(turn: Turn, *, stream_tokens: bool, include_pings: bool) ->
 class AgentMessagesStreamView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_stream",
-        request=LettaStreamingRequestInput,
-        responses={(200, "text/event-stream"): OpenApiTypes.STR, **ERRORS},
+        request=s.LettaStreamingRequestInput,
+        responses={(200, "text/event-stream"): s.LettaStreamEventOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse:
         agent = self.get_agent(agent_id)
@@ -188,8 +165,8 @@ class AgentMessagesStreamView(SendingView):
 class AgentMessagesAsyncView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_async",
-        request=LettaRequestInput,
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        request=s.LettaRequestInput,
+        responses={200: s.RunOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         return Response(run_json(self.queue(self.get_agent(agent_id))))
@@ -202,7 +179,7 @@ class AgentMessagesCancelView(OrgScopedAPIView):
             "CancelAgentRunRequest",
             {"run_ids": serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)},
         ),
-        responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput},
+        responses={200: CANCELLED_RUNS, 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -228,7 +205,7 @@ class AgentResetMessagesView(OrgScopedAPIView):
 class AgentPreviewPayloadView(SendingView):
     @extend_schema(
         operation_id="agents_messages_preview_raw_payload",
-        request=LettaRequestInput,
+        request=s.LettaRequestInput,
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
@@ -238,6 +215,6 @@ class AgentPreviewPayloadView(SendingView):
 
 
 class AgentContextView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_context_retrieve", responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_context_retrieve", responses={200: s.ContextWindowOutput, 404: s.ErrorOutput})
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(context_overview(agent=self.get_agent(agent_id)))

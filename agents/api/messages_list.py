@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from agents import selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
+from agents.api.openapi import LIMIT
 from agents.api.wire import letta_messages
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 LIST_PARAMETERS = [
     OpenApiParameter("after", str, description="A message id: only messages strictly newer than it."),
     OpenApiParameter("before", str, description="A message id: only messages strictly older than it."),
-    OpenApiParameter("limit", int, description="At most this many stored messages (default 100)."),
+    OpenApiParameter("limit", LIMIT, description="At most this many stored messages (default 100)."),
     OpenApiParameter(
         "order",
         str,

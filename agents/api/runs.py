@@ -8,7 +8,6 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -17,6 +16,7 @@ from accounts.access import get_for_org
 from agents import runs
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
+from agents.api.openapi import LIMIT
 from agents.api.streaming import INPUT_ROLES, sse_frame, sse_response, stop_reason_json, usage_json
 from agents.api.wire import letta_messages, letta_messages_for_row, run_json, step_json
 from agents.engine.events import TurnUsage
@@ -61,10 +61,10 @@ class RunListView(OrgScopedAPIView):
             OpenApiParameter("active", bool),
             OpenApiParameter("after", str),
             OpenApiParameter("before", str),
-            OpenApiParameter("limit", int),
+            OpenApiParameter("limit", LIMIT),
             OpenApiParameter("ascending", bool),
         ],
-        responses={200: OpenApiTypes.OBJECT, 422: s.ErrorOutput},
+        responses={200: s.RunOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def get(self, request: Request) -> Response:
         queryset = Run.objects.for_org(self.organization)
@@ -94,17 +94,17 @@ class RunListView(OrgScopedAPIView):
 class ActiveRunListView(RunListView):
     active_only = True
 
-    @extend_schema(operation_id="runs_list_active", responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="runs_list_active", responses={200: s.RunOutput(many=True)})
     def get(self, request: Request) -> Response:
         return super().get(request)
 
 
 class RunDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="runs_retrieve", responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_retrieve", responses={200: s.RunOutput, 404: s.ErrorOutput})
     def get(self, request: Request, run_id: str) -> Response:
         return Response(run_json(get_for_org(Run, self.organization, run_id)))
 
-    @extend_schema(operation_id="runs_delete", responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_delete", responses={200: s.RunOutput, 404: s.ErrorOutput})
     def delete(self, request: Request, run_id: str) -> Response:
         run = runs.run_cancel(run=get_for_org(Run, self.organization, run_id))
         body = run_json(run)
@@ -113,7 +113,7 @@ class RunDetailView(OrgScopedAPIView):
 
 
 class RunCancelView(OrgScopedAPIView):
-    @extend_schema(operation_id="runs_cancel", request=None, responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_cancel", request=None, responses={200: s.RunOutput, 404: s.ErrorOutput})
     def post(self, request: Request, run_id: str) -> Response:
         return Response(run_json(runs.run_cancel(run=get_for_org(Run, self.organization, run_id))))
 
@@ -121,7 +121,7 @@ class RunCancelView(OrgScopedAPIView):
 class RunMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_messages_list",
-        parameters=[OpenApiParameter("limit", int), OpenApiParameter("order", str, enum=["asc", "desc"])],
+        parameters=[OpenApiParameter("limit", LIMIT), OpenApiParameter("order", str, enum=["asc", "desc"])],
         responses={200: s.LettaMessageOutput(many=True), 404: s.ErrorOutput},
     )
     def get(self, request: Request, run_id: str) -> Response:
@@ -137,8 +137,8 @@ class RunMessagesView(OrgScopedAPIView):
 class RunStepsView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_steps_list",
-        parameters=[OpenApiParameter("limit", int), OpenApiParameter("order", str, enum=["asc", "desc"])],
-        responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput},
+        parameters=[OpenApiParameter("limit", LIMIT), OpenApiParameter("order", str, enum=["asc", "desc"])],
+        responses={200: s.StepOutput(many=True), 404: s.ErrorOutput},
     )
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
@@ -150,7 +150,7 @@ class RunStepsView(OrgScopedAPIView):
 
 
 class RunUsageView(OrgScopedAPIView):
-    @extend_schema(operation_id="runs_usage_retrieve", responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_usage_retrieve", responses={200: s.RunUsageOutput, 404: s.ErrorOutput})
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
         return Response(
@@ -219,7 +219,7 @@ class RunStreamView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_stream",
         request=RunStreamInput,
-        responses={(200, "text/event-stream"): OpenApiTypes.STR, 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={(200, "text/event-stream"): s.LettaStreamEventOutput, 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def post(self, request: Request, run_id: str) -> StreamingHttpResponse:
         run = get_for_org(Run, self.organization, run_id)
@@ -240,8 +240,8 @@ class RunStreamView(OrgScopedAPIView):
 class StepListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="steps_list",
-        parameters=[OpenApiParameter("agent_id", str), OpenApiParameter("limit", int)],
-        responses={200: OpenApiTypes.OBJECT},
+        parameters=[OpenApiParameter("agent_id", str), OpenApiParameter("limit", LIMIT)],
+        responses={200: s.StepOutput(many=True), 422: s.ErrorOutput},
     )
     def get(self, request: Request) -> Response:
         steps = Step.objects.for_org(self.organization).order_by("-created_at")
@@ -251,6 +251,6 @@ class StepListView(OrgScopedAPIView):
 
 
 class StepDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="steps_retrieve", responses={200: OpenApiTypes.OBJECT, 404: s.ErrorOutput})
+    @extend_schema(operation_id="steps_retrieve", responses={200: s.StepOutput, 404: s.ErrorOutput})
     def get(self, request: Request, step_id: str) -> Response:
         return Response(step_json(get_for_org(Step, self.organization, step_id)))

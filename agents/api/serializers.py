@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from agents.services import TOOL_RULE_TYPES
@@ -137,6 +138,86 @@ class ToolUpdateInput(serializers.Serializer):
     npm_requirements = _optional(serializers.ListField, child=serializers.DictField())
     metadata_ = _optional(serializers.DictField)
     default_requires_approval = _optional(serializers.BooleanField)
+
+
+# --- sending messages (documentation: ``agents.runs.parse_turn_input`` parses these bodies) ---
+
+_TEXT_PART = {
+    "type": "object",
+    "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
+    "required": ["text"],
+}
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "array", "items": _TEXT_PART}]})
+class MessageContentField(serializers.JSONField):
+    """A string, or a list of text parts (joined with newlines)."""
+
+
+class MessageCreateInput(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["message"], required=False)
+    role = serializers.ChoiceField(choices=["user", "system"], required=False)
+    content = MessageContentField()
+    otid = serializers.CharField(
+        max_length=64, required=False, allow_null=True, allow_blank=True, help_text="Makes a resend idempotent."
+    )
+
+
+class ApprovalDecisionInput(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["approval"])
+    tool_call_id = serializers.CharField()
+    approve = serializers.BooleanField()
+    reason = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+class ClientToolReturnInput(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["tool"])
+    tool_call_id = serializers.CharField()
+    tool_return = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    status = serializers.ChoiceField(choices=["success", "error"], required=False)
+
+
+class ApprovalCreateInput(serializers.Serializer):
+    """The answer to a pending approval; ``approvals`` wins over the legacy fields."""
+
+    type = serializers.ChoiceField(choices=["approval"])
+    approvals = serializers.ListField(
+        child=PolymorphicProxySerializer(
+            component_name="ApprovalItem",
+            serializers=[ApprovalDecisionInput, ClientToolReturnInput],
+            resource_type_field_name="type",
+        ),
+        required=False,
+        allow_null=True,
+    )
+    approve = serializers.BooleanField(required=False, allow_null=True)
+    approval_request_id = serializers.CharField(required=False, allow_null=True)
+    reason = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+_MESSAGE_ITEM = PolymorphicProxySerializer(
+    component_name="MessageCreateOrApproval",
+    serializers=[MessageCreateInput, ApprovalCreateInput],
+    resource_type_field_name=None,
+)
+
+
+class LettaRequestInput(serializers.Serializer):
+    """Input of a turn: user messages, one approval answer alone, or ``[]`` to step again."""
+
+    messages = serializers.ListField(child=_MESSAGE_ITEM)
+    max_steps = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000)
+    use_assistant_message = serializers.BooleanField(required=False, help_text="Accepted for compatibility.")
+    include_return_message_types = serializers.ListField(
+        child=serializers.CharField(), required=False, allow_null=True, help_text="Accepted for compatibility."
+    )
+    enable_thinking = serializers.CharField(required=False, help_text="Accepted for compatibility.")
+
+
+class LettaStreamingRequestInput(LettaRequestInput):
+    stream_tokens = serializers.BooleanField(required=False, help_text="One event per model delta.")
+    include_pings = serializers.BooleanField(required=False, help_text="Ping events instead of keep-alive comments.")
+    background = serializers.BooleanField(required=False, help_text="Run in a worker; the stream follows the run.")
 
 
 def present(data: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -282,3 +363,136 @@ class DeletedOutput(serializers.Serializer):
 class HealthOutput(serializers.Serializer):
     version = serializers.CharField()
     status = serializers.CharField()
+
+
+STOP_REASONS = [
+    "end_turn",
+    "requires_approval",
+    "max_steps",
+    "tool_rule",
+    "no_tool_call",
+    "invalid_tool_call",
+    "invalid_llm_response",
+    "llm_api_error",
+    "error",
+    "cancelled",
+]
+
+
+class StopReasonOutput(serializers.Serializer):
+    message_type = serializers.ChoiceField(choices=["stop_reason"])
+    stop_reason = serializers.ChoiceField(choices=STOP_REASONS)
+
+
+class UsageStatisticsOutput(serializers.Serializer):
+    message_type = serializers.ChoiceField(choices=["usage_statistics"], required=False)
+    completion_tokens = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    step_count = serializers.IntegerField()
+    run_ids = serializers.ListField(child=serializers.CharField(), allow_null=True)
+
+
+class LettaResponseOutput(serializers.Serializer):
+    messages = LettaMessageOutput(many=True)
+    stop_reason = StopReasonOutput()
+    usage = UsageStatisticsOutput()
+
+
+class LettaStreamEventOutput(serializers.Serializer):
+    """One server-sent event: ``data:`` is a JSON LettaMessage, ``stop_reason``, ``usage_statistics`` or
+    ``ping`` object; the last event's data is ``[DONE]``. Comments (``: keep-alive``) may come between events."""
+
+    data = serializers.CharField()
+
+
+class RequestConfigOutput(serializers.Serializer):
+    use_assistant_message = serializers.BooleanField()
+    assistant_message_tool_name = serializers.CharField()
+    assistant_message_tool_kwarg = serializers.CharField()
+    include_return_message_types = serializers.ListField(child=serializers.CharField(), allow_null=True)
+
+
+class RunOutput(serializers.Serializer):
+    id = serializers.CharField()
+    created_by_id = serializers.CharField(allow_null=True)
+    last_updated_by_id = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField(allow_null=True)
+    status = serializers.ChoiceField(choices=["created", "running", "completed", "failed", "cancelled"])
+    completed_at = serializers.DateTimeField(allow_null=True)
+    stop_reason = serializers.ChoiceField(choices=STOP_REASONS, allow_null=True)
+    metadata = serializers.JSONField(allow_null=True)
+    job_type = serializers.CharField()
+    background = serializers.BooleanField()
+    agent_id = serializers.CharField()
+    callback_url = serializers.CharField(allow_null=True)
+    callback_sent_at = serializers.DateTimeField(allow_null=True)
+    callback_status_code = serializers.IntegerField(allow_null=True)
+    callback_error = serializers.CharField(allow_null=True)
+    ttft_ns = serializers.IntegerField(allow_null=True)
+    total_duration_ns = serializers.IntegerField(allow_null=True)
+    request_config = RequestConfigOutput()
+
+
+class RunUsageOutput(serializers.Serializer):
+    completion_tokens = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    step_count = serializers.IntegerField()
+
+
+class StepOutput(serializers.Serializer):
+    id = serializers.CharField()
+    origin = serializers.CharField(allow_null=True)
+    provider_id = serializers.CharField(allow_null=True)
+    job_id = serializers.CharField(allow_null=True)
+    run_id = serializers.CharField(allow_null=True)
+    agent_id = serializers.CharField(allow_null=True)
+    provider_name = serializers.CharField(allow_null=True)
+    provider_category = serializers.CharField(allow_null=True)
+    model = serializers.CharField(allow_null=True)
+    model_endpoint = serializers.CharField(allow_null=True)
+    context_window_limit = serializers.IntegerField(allow_null=True)
+    completion_tokens = serializers.IntegerField(allow_null=True)
+    prompt_tokens = serializers.IntegerField(allow_null=True)
+    total_tokens = serializers.IntegerField(allow_null=True)
+    completion_tokens_details = serializers.JSONField(allow_null=True)
+    stop_reason = serializers.ChoiceField(choices=STOP_REASONS, allow_null=True)
+    tags = serializers.ListField(child=serializers.CharField())
+    tid = serializers.CharField(allow_null=True)
+    trace_id = serializers.CharField(allow_null=True)
+    messages = serializers.ListField(child=serializers.JSONField())
+    feedback = serializers.CharField(allow_null=True)
+    project_id = serializers.CharField(allow_null=True)
+    error_type = serializers.CharField(allow_null=True)
+    error_data = serializers.JSONField(allow_null=True)
+    status = serializers.ChoiceField(choices=["pending", "success", "failed", "cancelled"])
+
+
+class FunctionDefinitionOutput(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["function"])
+    function = serializers.JSONField()
+
+
+class ContextWindowOutput(serializers.Serializer):
+    """Letta's ``ContextWindowOverview``; token counts are estimates (``token_counts_estimated``)."""
+
+    context_window_size_max = serializers.IntegerField()
+    context_window_size_current = serializers.IntegerField()
+    num_messages = serializers.IntegerField()
+    num_archival_memory = serializers.IntegerField()
+    num_recall_memory = serializers.IntegerField()
+    num_tokens_external_memory_summary = serializers.IntegerField()
+    external_memory_summary = serializers.CharField(allow_blank=True)
+    num_tokens_system = serializers.IntegerField()
+    system_prompt = serializers.CharField(allow_blank=True)
+    num_tokens_core_memory = serializers.IntegerField()
+    core_memory = serializers.CharField(allow_blank=True)
+    num_tokens_summary_memory = serializers.IntegerField()
+    summary_memory = serializers.CharField(allow_null=True)
+    num_tokens_functions_definitions = serializers.IntegerField()
+    functions_definitions = FunctionDefinitionOutput(many=True)
+    num_tokens_messages = serializers.IntegerField()
+    messages = serializers.ListField(child=serializers.JSONField())
+    token_counts_estimated = serializers.BooleanField()
