@@ -18,16 +18,42 @@ from agents import selectors
 from agents.errors import ValidationFailed
 
 if TYPE_CHECKING:
+    from rest_framework.request import Request
+
     from accounts.models import Organization, User
     from agents.models import Agent
     from tools.models import Tool
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+UNSTORABLE_TEXT = "Text may not contain NUL characters or unpaired surrogates."
 
 
 def _query_error(name: str, message: str, kind: str) -> ValidationFailed:
     return ValidationFailed([{"loc": ["query", name], "msg": message, "type": kind}])
+
+
+def _storable(text: str) -> bool:
+    """Whether Postgres can store ``text`` (as text or inside jsonb): no NUL, valid UTF-8."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # an unpaired surrogate, sent as a JSON ``\ud800`` escape
+        return False
+    return True
+
+
+def unstorable_text(value: Any, loc: list[str | int]) -> list[dict[str, Any]]:
+    """FastAPI-style errors for every string (key or value) in ``value`` that could not be stored."""
+    if isinstance(value, str):
+        return [] if _storable(value) else [{"loc": loc, "msg": UNSTORABLE_TEXT, "type": "string_unicode"}]
+    if isinstance(value, dict):
+        errors = [error for key in value if isinstance(key, str) for error in unstorable_text(key, [*loc, key])]
+        return errors + [error for key, item in value.items() for error in unstorable_text(item, [*loc, key])]
+    if isinstance(value, list):
+        return [error for index, item in enumerate(value) for error in unstorable_text(item, [*loc, index])]
+    return []
 
 
 class OrgScopedAPIView(APIView):
@@ -45,6 +71,20 @@ class OrgScopedAPIView(APIView):
         overridden = [name for name in cls._sealed if name in cls.__dict__]
         if overridden:
             raise TypeError(f"{cls.__name__} may not override {', '.join(overridden)}: lookups stay org-scoped.")
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """After authentication: refuse input the database cannot store (422) before any view code runs.
+
+        Postgres rejects NUL characters in text and in jsonb, and unpaired surrogates
+        in any string; letting them through would make a 500 of a bad request.
+        """
+        super().initial(request, *args, **kwargs)
+        errors = [error for name, value in kwargs.items() for error in unstorable_text(value, ["path", name])]
+        for name, values in request.query_params.lists():
+            errors += [error for value in values for error in unstorable_text(value, ["query", name])]
+        errors += unstorable_text(request.data, ["body"])
+        if errors:
+            raise ValidationFailed(errors)
 
     @property
     def organization(self) -> Organization | None:

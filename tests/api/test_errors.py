@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
-from agents import selectors
+from agents import selectors, services
 from agents.api.errors import exception_handler
 from agents.errors import AgentBusy, InvalidToolCallIds, NoPendingApproval, PendingApprovalConflict
+from agents.models import Agent, Message, Run
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db
@@ -83,3 +86,43 @@ def test_it_answers_the_health_check_without_a_key() -> None:
 
     assert response.status_code == 200
     assert response.json() == {"version": "0.13.0", "status": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [("name", "bad\x00name"), ("metadata", {"note\x00": "key with a NUL"}), ("description", "half a pair \ud800")],
+)
+def test_it_refuses_text_the_database_cannot_store_with_a_422_naming_the_field(
+    alice_api: APIClient, field: str, text: object
+) -> None:
+    # Postgres rejects NUL in text and jsonb, and unpaired surrogates anywhere: these were 500s.
+    body = json.dumps({field: text}).encode()
+
+    response = alice_api.post("/v1/agents/", body, content_type="application/json")
+
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][:2] == ["body", field]
+    assert response.json()["detail"][0]["msg"] == "Text may not contain NUL characters or unpaired surrogates."
+    assert not Agent.objects.exists()
+
+
+def test_it_refuses_a_nul_in_a_query_parameter_or_a_path_with_a_422(alice_api: APIClient) -> None:
+    in_query = alice_api.get("/v1/tools/", {"name": "dice\x00"})
+    in_path = alice_api.patch("/v1/agents/agent-x/tools/approval/dice%00?requires_approval=true")
+
+    assert (in_query.status_code, in_query.json()["detail"][0]["loc"]) == (422, ["query", "name"])
+    assert (in_path.status_code, in_path.json()["detail"][0]["loc"]) == (422, ["path", "tool_name"])
+
+
+def test_it_refuses_a_nul_in_a_message_before_creating_a_run(alice_api: APIClient, cast: Cast) -> None:
+    agent = services.agent_create(organization=cast.org_a, name="helper", model="demo/echo-1")
+    body = {"messages": [{"role": "user", "content": "hi\x00"}], "\x00": 1}
+
+    responses = [
+        alice_api.post(f"/v1/agents/{agent.public_id}/messages{suffix}", body, format="json")
+        for suffix in ("", "/stream", "/async")
+    ]
+
+    assert [r.status_code for r in responses] == [422, 422, 422]
+    assert not Run.objects.exists()
+    assert Message.objects.filter(agent=agent, role="user").count() == 1  # the login row only
