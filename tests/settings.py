@@ -13,3 +13,4 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 DEMO_TOKEN_DELAY = 0.0
+WHITENOISE_AUTOREFRESH = True  # tests serve static files from the finders; no collectstatic
