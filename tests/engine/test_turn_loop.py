@@ -7,6 +7,7 @@ from agents.engine.loop import ApprovalInput, ContinueInput, UserInput
 from agents.errors import AgentBusy, InvalidToolCallIds, NoPendingApproval, PendingApprovalConflict
 from agents.llm.base import LLMConnectionError, LLMInvalidResponse
 from agents.models import Run, Step
+from tests.engine.conftest import spec
 from tests.fakes import reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -377,3 +378,64 @@ async def test_streamed_tool_call_deltas_say_whether_they_await_approval(harness
 
     deltas = [e for e in events if isinstance(e, ToolCallDeltaEvent)]
     assert {d.name: d.requires_approval for d in deltas} == {"roll_dice": False, "get_secret_code": True}
+
+
+async def test_tool_rules_are_checked_again_when_an_approved_call_runs(harness):
+    harness.rules = [{"type": "run_first", "tool_name": "roll_dice"}]
+    await harness.turn(
+        [UserInput("code")],
+        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "a"})], call_ids=["toolu_1"])],
+    )
+    assert [t.name for t in harness.llm.requests[0].tools] == ["roll_dice"]
+
+    events = await harness.turn(
+        ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": "toolu_1"}]),
+        [reply("I must roll first.")],
+    )
+
+    assert harness.runner.calls == []
+    result = next(e.message for e in events if isinstance(e, MessageEvent) and e.message.role == "tool").tool_returns[0]
+    assert result["status"] == "error"
+    assert "Tool rule violation" in result["tool_return"]
+
+
+async def test_a_terminal_tool_ends_the_turn_with_tool_rule(harness):
+    harness.rules = [{"type": "exit_loop", "tool_name": "roll_dice"}]
+
+    events = await harness.turn([UserInput("roll")], [reply("r", tool_calls=[("roll_dice", {"num_sides": 6})])])
+
+    assert finished(events).stop_reason == "tool_rule"
+    assert len(harness.llm.requests) == 1
+
+
+async def test_a_child_rule_limits_the_next_tool_and_a_violation_is_an_error_result(harness):
+    harness.rules = [{"type": "constrain_child_tools", "tool_name": "roll_dice", "children": ["roll_dice"]}]
+    harness.tools = [*harness.tools, spec("other")]
+    harness.runner.functions["other"] = lambda: "other ran"
+
+    events = await harness.turn(
+        [UserInput("roll then other")],
+        [
+            reply("r", tool_calls=[("roll_dice", {"num_sides": 6})]),
+            reply("o", tool_calls=[("other", {})]),
+            reply("Stopped."),
+        ],
+    )
+
+    assert {t.name for t in harness.llm.requests[1].tools} == {"roll_dice"}
+    tool_rows = [e.message for e in events if isinstance(e, MessageEvent) and e.message.role == "tool"]
+    assert "Tool rule violation" in tool_rows[1].tool_returns[0]["tool_return"]
+    assert ("other", {}) not in harness.runner.calls
+
+
+async def test_required_tools_keep_the_turn_going_until_they_are_called(harness):
+    harness.rules = [{"type": "required_before_exit", "tool_name": "roll_dice"}]
+
+    events = await harness.turn(
+        [UserInput("bye")],
+        [reply("Bye!"), reply("r", tool_calls=[("roll_dice", {"num_sides": 6})]), reply("Now bye.")],
+    )
+
+    assert finished(events).stop_reason == "end_turn"
+    assert "roll_dice" in harness.llm.requests[1].turns[-1].text
+    assert harness.runner.calls == [("roll_dice", {"num_sides": 6})]
