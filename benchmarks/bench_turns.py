@@ -12,13 +12,16 @@ emptied database) to measure on Postgres; the default is a SQLite file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -32,7 +35,6 @@ django.setup()
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
 from tests.api.live_server import start_live_server
-from tests.fake_llm.server import FakeLLMServer
 
 DICE = '''
 def roll_dice(num_sides: int) -> str:
@@ -109,6 +111,23 @@ def concurrent(url: str, key: str, agent_ids: list[str], seconds: float) -> tupl
     return done[0], errors[0], time.perf_counter() - started
 
 
+@contextlib.contextmanager
+def fake_model_process() -> Iterator[str]:
+    """The fake Anthropic server in a process of its own, so it competes with neither side for a GIL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_llm", "--port", "0"],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        yield line.strip().rsplit(" ", 1)[-1]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
@@ -116,8 +135,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
 
-    with FakeLLMServer() as model, tempfile.TemporaryDirectory() as folder:
-        env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-bench", "LOG_LEVEL": "WARNING"}
+    with fake_model_process() as model_url, tempfile.TemporaryDirectory() as folder:
+        env = {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-ant-bench", "LOG_LEVEL": "WARNING"}
         with start_live_server(Path(folder), extra_env=env) as server:
             headers = {"Authorization": f"Bearer {server.api_key}"}
             with httpx.Client(base_url=server.url, headers=headers, timeout=60) as http:
