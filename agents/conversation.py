@@ -23,6 +23,25 @@ def lock_ttl() -> timedelta:
     return timedelta(seconds=getattr(settings, "AGENT_TURN_LOCK_SECONDS", 60))
 
 
+SNAPSHOT_FIELDS = (
+    "id",
+    "agent_id",
+    "seq",
+    "role",
+    "content",
+    "tool_calls",
+    "tool_returns",
+    "approvals",
+    "metadata",
+    "otid",
+    "name",
+    "run_id",
+    "step_id",
+    "is_err",
+    "created_at",
+)
+
+
 def snapshot(message: Message) -> MessageSnapshot:
     return MessageSnapshot(
         id=message.id,
@@ -65,7 +84,7 @@ class DjangoConversationStore:
 
     # --- the turn lock ------------------------------------------------------------
 
-    def _acquire(self) -> None:
+    def _open(self) -> list[MessageSnapshot]:
         now = timezone.now()
         taken = (
             Agent.objects.filter(pk=self.agent_id)
@@ -77,22 +96,23 @@ class DjangoConversationStore:
         if taken != 1:
             raise AgentBusyError(str(self.agent_id))
         self._lock_refreshed_at = now
+        return self._context()
 
-    async def acquire_turn_lock(self) -> None:
-        await sync_to_async(self._acquire)()
+    async def open_turn(self) -> list[MessageSnapshot]:
+        return await sync_to_async(self._open)()
 
-    def _refresh(self) -> None:
+    def _heartbeat(self) -> bool:
         now = timezone.now()
-        if now - self._lock_refreshed_at < lock_ttl() / 3:
-            return
-        Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
-            turn_lock_expires_at=now + lock_ttl()
-        )
-        Run.objects.filter(pk=self.run_id).update(heartbeat_at=now)
-        self._lock_refreshed_at = now
+        if now - self._lock_refreshed_at >= lock_ttl() / 3:
+            Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
+                turn_lock_expires_at=now + lock_ttl()
+            )
+            Run.objects.filter(pk=self.run_id).update(heartbeat_at=now)
+            self._lock_refreshed_at = now
+        return Run.objects.filter(pk=self.run_id, cancel_requested_at__isnull=False).exists()
 
-    async def refresh_turn_lock(self) -> None:
-        await sync_to_async(self._refresh)()
+    async def heartbeat(self) -> bool:
+        return await sync_to_async(self._heartbeat)()
 
     def _release(self) -> None:
         Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
@@ -106,11 +126,8 @@ class DjangoConversationStore:
 
     def _context(self) -> list[MessageSnapshot]:
         start = Agent.objects.filter(pk=self.agent_id).values_list("context_start_seq", flat=True).get()
-        rows = [snapshot(m) for m in Message.objects.filter(agent_id=self.agent_id, seq__gte=start).order_by("seq")]
-        return rows
-
-    async def context(self) -> list[MessageSnapshot]:
-        return await sync_to_async(self._context)()
+        rows = Message.objects.filter(agent_id=self.agent_id, seq__gte=start).order_by("seq").values(*SNAPSHOT_FIELDS)
+        return [MessageSnapshot(**row) for row in rows]
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
         message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()
@@ -180,7 +197,9 @@ class DjangoConversationStore:
     async def start_run(self) -> None:
         await sync_to_async(self._start_run)()
 
+    @transaction.atomic
     def _finish_run(self, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
+        self._release()
         Run.objects.filter(pk=self.run_id).update(
             status=run_status_for(stop_reason),
             stop_reason=stop_reason,
@@ -224,9 +243,3 @@ class DjangoConversationStore:
 
     async def finish_step(self, step_id: Any, record: StepRecord) -> None:
         await sync_to_async(self._finish_step)(step_id, record)
-
-    def _cancel_requested(self) -> bool:
-        return Run.objects.filter(pk=self.run_id, cancel_requested_at__isnull=False).exists()
-
-    async def cancel_requested(self) -> bool:
-        return await sync_to_async(self._cancel_requested)()

@@ -210,11 +210,10 @@ async def start_turn(collab: TurnCollaborators, turn_input: TurnInput, *, stream
     """
     store = collab.store
     try:
-        await store.acquire_turn_lock()
+        rows = await store.open_turn()
     except AgentBusyError:
         raise AgentBusy() from None
     try:
-        rows = await store.context()
         rows = await _repair_interrupted_batch(store, rows)
         turn = Turn(collab, rows, turn_input, stream_tokens=stream_tokens)
         await turn.validate()
@@ -327,8 +326,9 @@ class Turn:
                     step_count=self._steps,
                     error={"message": error} if error else None,
                 )
-            finally:
+            except BaseException:
                 await self.store.release_turn_lock()
+                raise
         yield RunFinishedEvent(
             run_id=self.run_id, seq=self._next_seq(), stop_reason=stop_reason, usage=self.usage, error=error
         )
@@ -496,8 +496,7 @@ class Turn:
         if not force and now - self._last_cancel_check < CANCEL_POLL_SECONDS:
             return False
         self._last_cancel_check = now
-        await self.store.refresh_turn_lock()
-        return await self.store.cancel_requested()
+        return await self.store.heartbeat()
 
     async def _call_model(self, out: _StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
         allowed = self._allowed_tools()

@@ -83,18 +83,17 @@ class ConversationStore(Protocol):
     agent_id: Any
     run_id: Any
 
-    async def acquire_turn_lock(self) -> None:
-        """Take the agent for this run or raise ``AgentBusyError``. The lock is a lease:
-        a crashed holder loses it when the lease runs out."""
+    async def open_turn(self) -> list[MessageSnapshot]:
+        """Take the agent for this run, or raise ``AgentBusyError``, and return its in-context rows
+        in order (O(context), never the whole history). The lock is a lease: a crashed holder
+        loses it when the lease runs out."""
         ...
 
-    async def refresh_turn_lock(self) -> None: ...
+    async def heartbeat(self) -> bool:
+        """Extend the lease (when due) and say whether the run has been asked to stop."""
+        ...
 
     async def release_turn_lock(self) -> None: ...
-
-    async def context(self) -> list[MessageSnapshot]:
-        """The in-context rows in order (O(context), never the whole history)."""
-        ...
 
     async def find_by_otid(self, otid: str) -> MessageSnapshot | None: ...
 
@@ -108,10 +107,10 @@ class ConversationStore(Protocol):
 
     async def start_run(self) -> None: ...
 
-    async def finish_run(self, *, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None: ...
+    async def finish_run(self, *, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
+        """Record how the run ended and release the agent's lock."""
+        ...
 
     async def start_step(self, *, number: int, model: str) -> Any: ...
 
     async def finish_step(self, step_id: Any, record: StepRecord) -> None: ...
-
-    async def cancel_requested(self) -> bool: ...
