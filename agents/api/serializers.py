@@ -15,6 +15,9 @@ from rest_framework import serializers
 
 from agents.services import TOOL_RULE_TYPES
 
+# The largest value the integer columns (``PositiveIntegerField``) hold on every database.
+MAX_STORED_INT = 2**31 - 1
+
 LETTA_AGENT_TYPES = [
     "letta_v1_agent",
     "memgpt_agent",
@@ -38,7 +41,7 @@ class ToolRuleInput(serializers.Serializer):
     type = serializers.ChoiceField(choices=sorted(TOOL_RULE_TYPES))
     prompt_template = serializers.CharField(required=False, allow_null=True, allow_blank=True)
     children = serializers.ListField(child=serializers.CharField(), required=False)
-    max_count_limit = serializers.IntegerField(required=False, min_value=1)
+    max_count_limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_STORED_INT)
     default_child = serializers.CharField(required=False, allow_null=True)
     child_output_mapping = serializers.DictField(child=serializers.CharField(), required=False)
     require_output_mapping = serializers.BooleanField(required=False)
@@ -61,11 +64,11 @@ class LlmConfigInput(serializers.Serializer):
     model_endpoint_type = _optional(serializers.CharField)
     provider_name = _optional(serializers.CharField)
     handle = _optional(serializers.CharField)
-    context_window = _optional(serializers.IntegerField, min_value=1)
+    context_window = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     temperature = _optional(serializers.FloatField, min_value=0.0, max_value=2.0)
-    max_tokens = _optional(serializers.IntegerField, min_value=1)
+    max_tokens = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     enable_reasoner = _optional(serializers.BooleanField)
-    max_reasoning_tokens = _optional(serializers.IntegerField, min_value=0)
+    max_reasoning_tokens = _optional(serializers.IntegerField, min_value=0, max_value=MAX_STORED_INT)
     reasoning_effort = _optional(serializers.ChoiceField, choices=["minimal", "low", "medium", "high"])
     parallel_tool_calls = _optional(serializers.BooleanField)
 
@@ -86,9 +89,9 @@ class AgentCreateInput(serializers.Serializer):
     metadata = _optional(serializers.DictField)
     include_base_tools = _optional(serializers.BooleanField)
     include_base_tool_rules = _optional(serializers.BooleanField)
-    context_window_limit = _optional(serializers.IntegerField, min_value=1)
-    max_tokens = _optional(serializers.IntegerField, min_value=1)
-    max_reasoning_tokens = _optional(serializers.IntegerField, min_value=0)
+    context_window_limit = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
+    max_tokens = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
+    max_reasoning_tokens = _optional(serializers.IntegerField, min_value=0, max_value=MAX_STORED_INT)
     enable_reasoner = _optional(serializers.BooleanField)
     reasoning = _optional(serializers.BooleanField)
     secrets = _optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
@@ -120,7 +123,7 @@ class ToolCreateInput(serializers.Serializer):
     source_type = _optional(serializers.CharField)
     json_schema = _optional(serializers.DictField)
     args_json_schema = _optional(serializers.DictField)
-    return_char_limit = _optional(serializers.IntegerField, min_value=1)
+    return_char_limit = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     pip_requirements = _optional(serializers.ListField, child=serializers.DictField())
     npm_requirements = _optional(serializers.ListField, child=serializers.DictField())
     default_requires_approval = _optional(serializers.BooleanField)
@@ -133,7 +136,7 @@ class ToolUpdateInput(serializers.Serializer):
     source_type = _optional(serializers.CharField)
     json_schema = _optional(serializers.DictField)
     args_json_schema = _optional(serializers.DictField)
-    return_char_limit = _optional(serializers.IntegerField, min_value=1)
+    return_char_limit = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     pip_requirements = _optional(serializers.ListField, child=serializers.DictField())
     npm_requirements = _optional(serializers.ListField, child=serializers.DictField())
     metadata_ = _optional(serializers.DictField)

@@ -312,3 +312,33 @@ def test_it_lists_agents_in_a_constant_number_of_queries(
 
     assert len(response.json()) == 6
     assert all(len(state["tools"]) == 2 for state in response.json())
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        ({"context_window_limit": 2**74}, ["body", "context_window_limit"]),
+        ({"llm_config": {"max_tokens": 2**31}}, ["body", "llm_config", "max_tokens"]),
+    ],
+)
+def test_it_answers_422_for_a_number_too_large_to_store_at_create(
+    alice_api: APIClient, cast: Cast, body: dict[str, Any], loc: list[str]
+) -> None:
+    # These overflowed the integer columns: a 500 on SQLite and on Postgres.
+    response = alice_api.post("/v1/agents/", body, format="json")
+
+    assert (response.status_code, response.json()["detail"][0]["loc"]) == (422, loc)
+    assert not Agent.objects.exists()
+
+
+def test_it_answers_422_for_a_number_too_large_to_store_at_modify(alice_api: APIClient, agent: Agent) -> None:
+    response = alice_api.patch(
+        f"/v1/agents/{agent.public_id}", {"llm_config": {"context_window": 2**40}}, format="json"
+    )
+
+    assert (response.status_code, response.json()["detail"][0]["loc"]) == (
+        422,
+        ["body", "llm_config", "context_window"],
+    )
+    agent.refresh_from_db()
+    assert agent.context_window == 32_000

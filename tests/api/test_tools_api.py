@@ -208,3 +208,14 @@ def test_it_changes_what_a_built_in_tool_allows(alice_api: APIClient) -> None:
 
     assert response.status_code == 200
     assert (response.json()["tags"], response.json()["return_char_limit"]) == (["mine"], 10)
+
+
+def test_it_answers_422_for_a_return_char_limit_too_large_to_store(alice_api: APIClient, cast: Cast) -> None:
+    tool = ToolFactory(organization=cast.org_a)
+
+    created = alice_api.post("/v1/tools/", {"source_code": SECRET_SOURCE, "return_char_limit": 2**31}, format="json")
+    modified = alice_api.patch(f"/v1/tools/{tool.public_id}", {"return_char_limit": 2**63}, format="json")
+
+    assert [created.status_code, modified.status_code] == [422, 422]
+    assert modified.json()["detail"][0]["loc"] == ["body", "return_char_limit"]
+    assert Tool.objects.get() == tool
