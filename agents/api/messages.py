@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from agents import runs
@@ -175,16 +174,14 @@ class AgentMessagesAsyncView(SendingView):
 class AgentMessagesCancelView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_messages_cancel",
-        request=inline_serializer(
-            "CancelAgentRunRequest",
-            {"run_ids": serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)},
-        ),
+        request=s.CancelAgentRunsInput,
         responses={200: CANCELLED_RUNS, 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        run_ids = request.data.get("run_ids") if isinstance(request.data, dict) else None
-        cancelled = runs.agent_cancel_runs(agent=agent, run_ids=run_ids)
+        body = s.CancelAgentRunsInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        cancelled = runs.agent_cancel_runs(agent=agent, run_ids=body.validated_data.get("run_ids"))
         return Response({run.public_id: "cancelled" for run in cancelled})
 
 

@@ -223,6 +223,10 @@ class LettaStreamingRequestInput(LettaRequestInput):
     background = serializers.BooleanField(required=False, help_text="Run in a worker; the stream follows the run.")
 
 
+class CancelAgentRunsInput(serializers.Serializer):
+    run_ids = _optional(serializers.ListField, child=serializers.CharField(), help_text="Only these; all if absent.")
+
+
 def present(data: dict[str, Any], *names: str) -> dict[str, Any]:
     """The fields of ``data`` among ``names`` that the client sent with a non-null value."""
     return {name: data[name] for name in names if data.get(name) is not None}

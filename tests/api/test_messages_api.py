@@ -235,6 +235,30 @@ def test_cancelling_a_queued_run_cancels_it_at_once(alice_api, demo_agent):
     assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
 
 
+def test_cancel_answers_422_naming_run_ids_that_are_not_a_list(alice_api, demo_agent):
+    # ``{"run_ids": true}`` was a 500 (iterating a bool).
+    run = Run.objects.create(organization=demo_agent.organization, agent=demo_agent, background=True)
+
+    response = alice_api.post(f"/v1/agents/{demo_agent.public_id}/messages/cancel", {"run_ids": True}, format="json")
+
+    assert (response.status_code, response.json()["detail"][0]["loc"]) == (422, ["body", "run_ids"])
+    run.refresh_from_db()
+    assert run.status == "queued"
+
+
+def test_cancel_stops_only_the_runs_named(alice_api, demo_agent):
+    kept, cancelled = (
+        Run.objects.create(organization=demo_agent.organization, agent=demo_agent, background=True) for _ in range(2)
+    )
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/cancel", {"run_ids": [cancelled.public_id]}, format="json"
+    )
+
+    assert response.json() == {cancelled.public_id: "cancelled"}
+    assert Run.objects.get(pk=kept.pk).status == "queued"
+
+
 def test_the_resumable_run_stream_replays_from_a_seq_id(alice_api, demo_agent):
     send(alice_api, demo_agent, "call roll_dice with num_sides=6")
     run = Run.objects.get()
