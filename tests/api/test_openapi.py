@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
+from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from agents.api.urls import urlpatterns
@@ -37,3 +39,71 @@ def test_it_serves_a_docs_page_that_needs_no_cdn() -> None:
     page = response.content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
     assert "cdn.jsdelivr.net" not in page
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def operations(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {op["operationId"]: op for path in document["paths"].values() for op in path.values()}
+
+
+def test_it_types_every_answer_but_the_raw_provider_payload(document: dict[str, Any]) -> None:
+    untyped = {
+        operation_id
+        for operation_id, operation in operations(document).items()
+        for content in [operation["responses"]["200"].get("content", {})]
+        for media in content.values()
+        if media["schema"].get("type") == "object" and not media["schema"].get("additionalProperties", {})
+    }
+
+    assert untyped == {"agents_messages_preview_raw_payload"}
+
+
+def test_it_documents_turn_requests_as_message_creates_or_an_approval(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    senders = ["agents_messages_create", "agents_messages_create_stream", "agents_messages_create_async"]
+
+    for operation_id in senders:
+        body = operations(document)[operation_id]["requestBody"]["content"]["application/json"]["schema"]
+        messages = schemas[body["$ref"].rsplit("/", 1)[-1]]["properties"]["messages"]
+        assert messages["items"] == {"$ref": "#/components/schemas/MessageCreateOrApprovalRequest"}
+    assert [ref["$ref"] for ref in schemas["MessageCreateOrApprovalRequest"]["oneOf"]] == [
+        "#/components/schemas/MessageCreateInputRequest",
+        "#/components/schemas/ApprovalCreateInputRequest",
+    ]
+
+
+def test_it_documents_the_stream_as_events_and_the_blocking_answer_as_a_letta_response(
+    document: dict[str, Any],
+) -> None:
+    by_id = operations(document)
+
+    for operation_id in ("agents_messages_create_stream", "runs_stream"):
+        assert by_id[operation_id]["responses"]["200"]["content"] == {
+            "text/event-stream": {"schema": {"$ref": "#/components/schemas/LettaStreamEventOutput"}}
+        }
+    blocking = by_id["agents_messages_create"]["responses"]["200"]["content"]["application/json"]
+    assert blocking["schema"] == {"$ref": "#/components/schemas/LettaResponseOutput"}
+    assert by_id["agents_messages_create_async"]["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/RunOutput"
+    }
+
+
+def test_it_documents_401_and_429_wherever_a_key_is_needed_and_422_wherever_there_is_input(
+    document: dict[str, Any],
+) -> None:
+    by_id = operations(document)
+    keyed = {operation_id for operation_id, operation in by_id.items() if operation.get("security")}
+    with_input = {
+        operation_id
+        for operation_id, operation in by_id.items()
+        if "requestBody" in operation or any(p["in"] == "query" for p in operation.get("parameters", []))
+    }
+
+    assert keyed == set(by_id) - {"health_check"}
+    assert {op for op in keyed if not {"401", "429"} <= set(by_id[op]["responses"])} == set()
+    assert {op for op in with_input if "422" not in by_id[op]["responses"]} == set()
+    assert set(by_id["health_check"]["responses"]) == {"200"}
