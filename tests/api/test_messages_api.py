@@ -11,34 +11,16 @@ from rest_framework.test import APIClient
 from agents import services
 from agents.models import Agent, Message, Run, Step
 from tests.api.conftest import api_client
+from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 from tools.services import tool_upsert_from_source
 
 pytestmark = pytest.mark.django_db
 
-DICE = '''
-def roll_dice(num_sides: int) -> str:
-    """Roll a die.
-
-    Args:
-        num_sides: How many sides the die has.
-    """
-    return str(num_sides)
-'''
-SECRET = '''
-def get_secret_code(input_text: str) -> str:
-    """Return the secret code for a text.
-
-    Args:
-        input_text: The text to encode.
-    """
-    return "code-" + input_text
-'''
-
 
 @pytest.fixture
 def demo_agent(cast) -> Agent:
-    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE)
-    secret = tool_upsert_from_source(organization=cast.org_a, source_code=SECRET, default_requires_approval=True)
+    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
+    secret = tool_upsert_from_source(organization=cast.org_a, source_code=SECRET_SOURCE, default_requires_approval=True)
     return services.agent_create(
         organization=cast.org_a, name="demo", model="demo/echo-1", tool_ids=[dice.public_id, secret.public_id]
     )

@@ -18,28 +18,11 @@ from agents.models import Message, Run, Step
 from agents.turns import open_turn
 from tests.factories import OrganizationFactory
 from tests.fake_llm.script import Fault, Reply
+from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 from tools.services import tool_upsert_from_source
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-DICE = '''
-def roll_dice(num_sides: int) -> str:
-    """Roll a die.
-
-    Args:
-        num_sides: How many sides the die has.
-    """
-    return str(num_sides)
-'''
-SECRET = '''
-def get_secret_code(input_text: str) -> str:
-    """Return the secret code for a text.
-
-    Args:
-        input_text: The text to encode.
-    """
-    return "code-" + input_text
-'''
 HANDLES = ["anthropic/claude-sonnet-4-5-20250929", "openai/gpt-4.1-mini"]
 
 
@@ -54,8 +37,10 @@ def setup(request, settings, fake_llm):
     settings.OPENAI_BASE_URL = fake_llm.base_url_openai
     settings.OPENAI_API_KEY = "sk-test"
     organization = OrganizationFactory()
-    dice = tool_upsert_from_source(organization=organization, source_code=DICE)
-    secret = tool_upsert_from_source(organization=organization, source_code=SECRET, default_requires_approval=True)
+    dice = tool_upsert_from_source(organization=organization, source_code=DICE_SOURCE)
+    secret = tool_upsert_from_source(
+        organization=organization, source_code=SECRET_SOURCE, default_requires_approval=True
+    )
     agent = services.agent_create(
         organization=organization,
         name="a",
