@@ -1,0 +1,220 @@
+"""Cross-organization probes on every ``/v1`` endpoint that takes an id, and on every list.
+
+Charlie (org B) aims at Alice's (org A) agent, tool, runs, steps and messages:
+each is a 404 with a boring body, nothing of org A changes, and no list shows
+a row of org A, whatever its filters and cursors name.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from agents import services
+from agents.api.urls import urlpatterns
+from agents.models import Agent, Message, Run, Step
+from tools.models import AgentTool, Tool
+from tools.services import tool_upsert_from_source
+
+if TYPE_CHECKING:
+    from rest_framework.test import APIClient
+
+    from tests.conftest import Cast
+
+pytestmark = pytest.mark.django_db
+
+TURN = {"messages": [{"role": "user", "content": "hi"}]}
+DICE = '''
+def roll_dice(num_sides: int) -> str:
+    """Roll a die.
+
+    Args:
+        num_sides: How many sides the die has.
+    """
+    return str(num_sides)
+'''
+
+
+@dataclass
+class Rows:
+    """Org A's rows, and Charlie's own agent (for probes that pair it with an id of org A)."""
+
+    agent: Agent
+    tool: Tool
+    run: Run
+    queued_run: Run
+    step: Step
+    message: Message
+    charlies_agent: Agent
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "agent": Agent.objects.filter(pk=self.agent.pk).values("name", "updated_at", "context_start_seq").first(),
+            "tool": Tool.objects.filter(pk=self.tool.pk).values("description", "updated_at").first(),
+            "attached": list(AgentTool.objects.filter(agent=self.agent).values_list("tool_id", "requires_approval")),
+            "runs": list(Run.objects.filter(agent=self.agent).order_by("pk").values_list("pk", "status")),
+            "messages": Message.objects.filter(agent=self.agent).count(),
+            "steps": Step.objects.filter(agent=self.agent).count(),
+            "charlies_tools": AgentTool.objects.filter(agent=self.charlies_agent).count(),
+        }
+
+
+@pytest.fixture
+def rows(cast: Cast, alice_api: APIClient) -> Rows:
+    tool = tool_upsert_from_source(organization=cast.org_a, source_code=DICE)
+    agent = services.agent_create(
+        organization=cast.org_a, name="alices", model="demo/echo-1", tool_ids=[tool.public_id]
+    )
+    turn = {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}]}
+    assert alice_api.post(f"/v1/agents/{agent.public_id}/messages", turn, format="json").status_code == 200
+    run = Run.objects.get(agent=agent)
+    queued = Run.objects.create(organization=cast.org_a, agent=agent, background=True)
+    charlies = services.agent_create(organization=cast.org_b, name="charlies", model="demo/echo-1")
+    return Rows(
+        agent=agent,
+        tool=tool,
+        run=run,
+        queued_run=queued,
+        step=Step.objects.filter(run=run).first(),
+        message=Message.objects.filter(agent=agent, role="assistant").first(),
+        charlies_agent=charlies,
+    )
+
+
+# (url name, method, path, body): every route with an id, against org A's rows.
+PROBES = [
+    ("agent", "get", "/v1/agents/{agent}", None),
+    ("agent", "patch", "/v1/agents/{agent}", {"name": "taken"}),
+    ("agent", "delete", "/v1/agents/{agent}", None),
+    ("agent-tools", "get", "/v1/agents/{agent}/tools", None),
+    ("agent-tool-attach", "patch", "/v1/agents/{agent}/tools/attach/{tool}", None),
+    ("agent-tool-attach", "patch", "/v1/agents/{charlies_agent}/tools/attach/{tool}", None),
+    ("agent-tool-detach", "patch", "/v1/agents/{agent}/tools/detach/{tool}", None),
+    ("agent-tool-detach", "patch", "/v1/agents/{charlies_agent}/tools/detach/{tool}", None),
+    ("agent-tool-approval", "patch", "/v1/agents/{agent}/tools/approval/roll_dice?requires_approval=true", None),
+    ("agent-messages", "get", "/v1/agents/{agent}/messages", None),
+    ("agent-messages", "get", "/v1/agents/{charlies_agent}/messages?after={message}", None),
+    ("agent-messages", "post", "/v1/agents/{agent}/messages", TURN),
+    ("agent-messages-stream", "post", "/v1/agents/{agent}/messages/stream", TURN),
+    ("agent-messages-async", "post", "/v1/agents/{agent}/messages/async", TURN),
+    ("agent-messages-cancel", "post", "/v1/agents/{agent}/messages/cancel", {}),
+    ("agent-messages-preview", "post", "/v1/agents/{agent}/messages/preview-raw-payload", TURN),
+    ("agent-reset-messages", "patch", "/v1/agents/{agent}/reset-messages", None),
+    ("agent-context", "get", "/v1/agents/{agent}/context", None),
+    ("run", "get", "/v1/runs/{run}", None),
+    ("run", "delete", "/v1/runs/{queued_run}", None),
+    ("run-cancel", "post", "/v1/runs/{queued_run}/cancel", None),
+    ("run-messages", "get", "/v1/runs/{run}/messages", None),
+    ("run-steps", "get", "/v1/runs/{run}/steps", None),
+    ("run-usage", "get", "/v1/runs/{run}/usage", None),
+    ("run-stream", "post", "/v1/runs/{run}/stream", {}),
+    ("step", "get", "/v1/steps/{step}", None),
+    ("tool", "get", "/v1/tools/{tool}", None),
+    ("tool", "patch", "/v1/tools/{tool}", {"description": "taken"}),
+    ("tool", "delete", "/v1/tools/{tool}", None),
+    ("agents", "get", "/v1/agents/?after={agent}", None),
+    ("tools", "get", "/v1/tools/?before={tool}", None),
+    ("runs", "get", "/v1/runs/?after={run}", None),
+]
+
+
+def _ids(rows: Rows) -> dict[str, str]:
+    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent")
+    return {name: getattr(rows, name).public_id for name in names}
+
+
+def _ghosts(ids: dict[str, str]) -> dict[str, str]:
+    """The same ids of org A, each replaced by an id of its kind that names no row at all."""
+    return {
+        name: value if name == "charlies_agent" else f"{value.split('-')[0]}-{uuid.uuid4()}"
+        for name, value in ids.items()
+    }
+
+
+def _url(template: str, rows: Rows) -> str:
+    return template.format(**_ids(rows))
+
+
+@pytest.mark.parametrize(("name", "method", "path", "body"), PROBES, ids=[f"{m} {p}" for _, m, p, _ in PROBES])
+def test_it_rejects_other_org(
+    charlie_api: APIClient, rows: Rows, name: str, method: str, path: str, body: dict[str, Any] | None
+) -> None:
+    ids, ghosts = _ids(rows), _ghosts(_ids(rows))
+    before = rows.snapshot()
+
+    response = getattr(charlie_api, method)(path.format(**ids), body, format="json")
+    nothing_there = getattr(charlie_api, method)(path.format(**ghosts), body, format="json")
+
+    assert response.status_code == 404
+    # Indistinguishable from an id that names nothing: the id itself is all that differs.
+    unmasked = nothing_there.content.decode()
+    for name, ghost in ghosts.items():
+        unmasked = unmasked.replace(ghost, ids[name])
+    assert (nothing_there.status_code, unmasked) == (404, response.content.decode())
+    assert rows.snapshot() == before
+
+
+def test_every_route_with_an_id_has_an_other_org_probe() -> None:
+    with_ids = {
+        (pattern.name, method)
+        for pattern in urlpatterns
+        if pattern.name and "<str:" in str(pattern.pattern)
+        for method in pattern.callback.view_class.http_method_names
+        if method not in ("options", "head") and hasattr(pattern.callback.view_class, method)
+    }
+
+    probed = {(name, method) for name, method, path, _ in PROBES if "{" in path.partition("?")[0]}
+
+    assert with_ids == probed
+
+
+def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charlie_api: APIClient, rows: Rows) -> None:
+    response = charlie_api.post(
+        f"/v1/agents/{rows.charlies_agent.public_id}/messages/cancel",
+        {"run_ids": [rows.queued_run.public_id]},
+        format="json",
+    )
+
+    assert response.json() == {}
+    rows.queued_run.refresh_from_db()
+    assert rows.queued_run.status == "queued"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/agents/",
+        "/v1/agents/?name=alices",
+        "/v1/agents/?query_text=alice",
+        "/v1/tools/",
+        "/v1/tools/?name=roll_dice",
+        "/v1/tools/?tool_ids={tool}",
+        "/v1/runs/",
+        "/v1/runs/?agent_id={agent}",
+        "/v1/runs/?agent_ids={agent}&active=true",
+        "/v1/runs/active",
+        "/v1/steps/",
+        "/v1/steps/?agent_id={agent}",
+        "/v1/agents/{charlies_agent}/tools",
+        "/v1/agents/{charlies_agent}/messages",
+    ],
+)
+def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
+    charlie_api.post(f"/v1/agents/{rows.charlies_agent.public_id}/messages", TURN, format="json")
+    org_a_ids = {
+        rows.agent.public_id,
+        rows.tool.public_id,
+        rows.run.public_id,
+        rows.queued_run.public_id,
+        rows.step.public_id,
+        *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
+    }
+
+    response = charlie_api.get(_url(path, rows))
+
+    assert response.status_code == 200
+    listed = {item["id"] for item in response.json()}
+    assert listed.isdisjoint(org_a_ids)
