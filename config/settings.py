@@ -168,6 +168,8 @@ OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 # Seconds between the demo model's streamed tokens (0 in tests).
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)
+# Seconds of silence after which an SSE stream sends a keep-alive (a comment, or a ping event).
+SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=50)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
