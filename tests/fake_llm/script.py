@@ -28,6 +28,7 @@ AUTO: Literal["auto"] = "auto"
 class Reply:
     """One model answer, rendered in whichever protocol the request used.
 
+    ``delay`` is how many seconds the server stays silent before it answers (a slow model).
     ``finish_reason`` ``"auto"`` is ``tool_calls`` when there are calls, else ``stop``;
     ``None`` sends no finish reason at all. ``usage`` ``"auto"`` counts about four
     characters a token; ``None`` leaves usage out. On Anthropic, reasoning is sent
@@ -41,6 +42,7 @@ class Reply:
     finish_reason: FinishReason | Literal["auto"] | None = AUTO
     usage: tuple[int, int] | Literal["auto"] | None = AUTO
     redacted_reasoning: str | None = None
+    delay: float = 0.0
 
     @property
     def resolved_finish_reason(self) -> FinishReason | None:
@@ -64,6 +66,7 @@ class Reply:
             finish_reason=data.get("finish_reason", AUTO),
             usage=(int(usage[0]), int(usage[1])) if isinstance(usage, list | tuple) else usage,
             redacted_reasoning=data.get("redacted_reasoning"),
+            delay=float(data.get("delay", 0.0)),
         )
 
 

@@ -12,6 +12,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -203,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         exchange = read_anthropic(body) if protocol == "anthropic" else read_openai(body)
         item = self.server.fake._next() or auto_reply(exchange)
+        if isinstance(item, Reply) and item.delay > 0:
+            time.sleep(item.delay)
         if isinstance(item, Fault):
             self._fault(item, exchange)
         elif exchange.stream:
