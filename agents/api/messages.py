@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
@@ -17,7 +16,14 @@ from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.runs import run_stream_response
-from agents.api.streaming import LettaStreamEncoder, sse_frame, sse_response, stop_reason_json, usage_json
+from agents.api.streaming import (
+    LettaStreamEncoder,
+    keep_alive,
+    sse_frame,
+    sse_response,
+    stop_reason_json,
+    usage_json,
+)
 from agents.api.wire import agent_state, run_json
 from agents.context import agent_reset_messages, context_overview
 from agents.errors import ApplicationError
@@ -31,8 +37,6 @@ if TYPE_CHECKING:
 
     from agents.engine.loop import Turn
     from agents.models import Agent, Run
-
-KEEPALIVE_SECONDS = getattr(settings, "SSE_KEEPALIVE_SECONDS", 50)
 
 # ``{"run-…": "cancelled"}`` for each run asked to stop.
 CANCELLED_RUNS = OpenApiResponse(
@@ -130,12 +134,9 @@ async def sse_events(turn: Turn, *, stream_tokens: bool, include_pings: bool) ->
     runs.run_in_background(_pump(turn, queue))
     while True:
         try:
-            event = await asyncio.wait_for(queue.get(), timeout=KEEPALIVE_SECONDS)
+            event = await asyncio.wait_for(queue.get(), timeout=settings.SSE_KEEPALIVE_SECONDS)
         except TimeoutError:
-            if include_pings:
-                yield sse_frame({"id": f"ping-{uuid.uuid4()}", "message_type": "ping"})
-            else:
-                yield b": keep-alive\n\n"
+            yield keep_alive(include_pings=include_pings)
             continue
         if event is None:
             break

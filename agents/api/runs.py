@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -17,7 +17,7 @@ from agents import runs
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT
-from agents.api.streaming import INPUT_ROLES, sse_frame, sse_response, stop_reason_json, usage_json
+from agents.api.streaming import INPUT_ROLES, keep_alive, sse_frame, sse_response, stop_reason_json, usage_json
 from agents.api.wire import letta_messages, letta_messages_for_row, run_json, step_json
 from agents.engine.events import TurnUsage
 from agents.errors import ValidationFailed
@@ -190,12 +190,8 @@ async def run_stream(
             yield sse_frame(usage_json(run_usage(current), [current.public_id]))
             yield sse_frame("[DONE]")
             return
-        if time.monotonic() - last_output > 30:
-            yield (
-                sse_frame({"id": f"ping-{uuid.uuid4()}", "message_type": "ping"})
-                if include_pings
-                else b": keep-alive\n\n"
-            )
+        if time.monotonic() - last_output > settings.SSE_KEEPALIVE_SECONDS:
+            yield keep_alive(include_pings=include_pings)
             last_output = time.monotonic()
         await asyncio.sleep(poll_interval)
 

@@ -9,6 +9,7 @@ again. Input rows (the user's message, the approval answer) are not echoed.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,13 @@ def usage_json(usage: TurnUsage, run_ids: list[str] | None = None) -> dict[str, 
 def sse_frame(payload: dict[str, Any] | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"data: {data}\n\n".encode()
+
+
+def keep_alive(*, include_pings: bool) -> bytes:
+    """What a stream sends after ``SSE_KEEPALIVE_SECONDS`` of silence: Letta's ping event, or an SSE comment."""
+    if include_pings:
+        return sse_frame({"id": f"ping-{uuid.uuid4()}", "message_type": "ping"})
+    return b": keep-alive\n\n"
 
 
 def sse_response(body: AsyncIterator[bytes]) -> StreamingHttpResponse:
