@@ -101,7 +101,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-FORMS_URLFIELD_ASSUME_HTTPS = True  # Django 6's default, adopted now
 AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "agents:list"
