@@ -1,0 +1,55 @@
+"""Engine bug: a turn whose task is cancelled mid-step is recorded as a completed ``end_turn`` run.
+
+``Turn.events()`` starts with ``stop_reason = "end_turn"`` and catches only ``_Finish``
+and ``Exception``; ``asyncio.CancelledError`` (a server shutting down mid-turn, an
+in-process run's task cancelled) and ``GeneratorExit`` (a consumer closing the events)
+are ``BaseException``s, so its ``finally`` runs ``finish_run(stop_reason="end_turn")``:
+the run says ``completed`` although the model never finished answering. DESIGN §4 wants
+``cancelled`` (or an error), never a clean end for an interrupted turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from agents import services
+from agents.engine.events import TextDeltaEvent
+from agents.engine.loop import UserInput
+from agents.llm.demo import DemoClient
+from agents.models import Run
+from agents.turns import open_turn
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.mark.xfail(strict=True, reason="engine: an interrupted turn finishes its run as completed/end_turn")
+async def test_a_turn_cancelled_mid_answer_is_not_recorded_as_a_completed_end_turn(cast) -> None:
+    agent = await sync_to_async(services.agent_create)(organization=cast.org_a, name="cut", model="demo/echo-1")
+    run = await Run.objects.acreate(organization=cast.org_a, agent=agent)
+    turn = await open_turn(
+        agent=agent,
+        run=run,
+        turn_input=[UserInput(text="Tell me a long story, please.")],
+        stream_tokens=True,
+        llm=DemoClient(token_delay=0.05),
+    )
+    answering = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in turn.events():
+            if isinstance(event, TextDeltaEvent):
+                answering.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(answering.wait(), timeout=10)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+    await run.arefresh_from_db()
+    assert (run.status, run.stop_reason) != ("completed", "end_turn")
+    assert run.stop_reason in {"cancelled", "error"}
