@@ -44,6 +44,8 @@ class AgentMessagesView(OrgScopedAPIView):
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
+        for ignored in ("include_err", "use_assistant_message"):
+            self.query_bool(ignored)  # accepted for compatibility, but only as booleans (as on Letta)
         rows = selectors.message_list(
             agent=agent,
             after=self.query_str("after"),

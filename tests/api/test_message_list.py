@@ -122,7 +122,14 @@ def test_it_answers_404_for_an_unknown_cursor(alice_api: APIClient, agent: Agent
 
 
 @pytest.mark.parametrize(
-    ("query", "field"), [({"limit": "many"}, "limit"), ({"limit": 0}, "limit"), ({"order": "sideways"}, "order")]
+    ("query", "field"),
+    [
+        ({"limit": "many"}, "limit"),
+        ({"limit": 0}, "limit"),
+        ({"order": "sideways"}, "order"),
+        ({"use_assistant_message": -169}, "use_assistant_message"),
+        ({"include_err": "maybe"}, "include_err"),
+    ],
 )
 def test_it_rejects_bad_query_parameters_naming_them(
     alice_api: APIClient, agent: Agent, query: dict[str, Any], field: str
