@@ -147,10 +147,13 @@ def fuzz_config(ids: dict[str, list[str]]) -> schemathesis.Config:
 
 @pytest.fixture(scope="module")
 def fuzz_server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
-    """Runs in-process (no Redis), Anthropic answered by the fake LLM, on the suite's database engine."""
+    """Runs in-process (no Redis), both providers answered by the fake LLM, on the suite's database engine."""
     env = {
         "ANTHROPIC_BASE_URL": fake_llm_server.url,
         "ANTHROPIC_API_KEY": "sk-ant-test",
+        # An agent the fuzzer moves to an OpenAI model still talks to the fake, never to the network.
+        "OPENAI_BASE_URL": fake_llm_server.base_url_openai,
+        "OPENAI_API_KEY": "sk-test",
         "REDIS_URL": "",
         "CELERY_BROKER_URL": "",
         "RUN_EXECUTOR": "inprocess",
