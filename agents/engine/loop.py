@@ -316,6 +316,10 @@ class Turn:
         except Exception as exc:
             logger.exception("Run %s failed", self.run_id)
             stop_reason, error = "error", f"{type(exc).__name__}: {exc}"
+        except BaseException:
+            # The task was cancelled or the consumer closed the stream: never a clean end.
+            stop_reason, error = "cancelled", "The run was interrupted before it finished."
+            raise
         else:
             stop_reason = self._stop_reason
         finally:
