@@ -165,6 +165,20 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 
+# One turn at a time per agent: a lease this long, extended while the run is alive.
+AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
+# A running run whose heartbeat is older than this is ended by the sweeper (default: twice the lease).
+RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
+
+# Sandboxed execution of source tools (see tools/sandbox/): "auto" uses bubblewrap when it works.
+TOOL_SANDBOX_BACKEND = env.str("TOOL_SANDBOX_BACKEND", default="auto")
+TOOL_SANDBOX_WALL_SECONDS = env.float("TOOL_SANDBOX_WALL_SECONDS", default=10)
+TOOL_SANDBOX_CPU_SECONDS = env.int("TOOL_SANDBOX_CPU_SECONDS", default=5)
+TOOL_SANDBOX_MEMORY_BYTES = env.int("TOOL_SANDBOX_MEMORY_BYTES", default=256 * 1024 * 1024)
+TOOL_SANDBOX_MAX_PROCESSES = env.int("TOOL_SANDBOX_MAX_PROCESSES", default=32)
+TOOL_SANDBOX_MAX_OUTPUT_BYTES = env.int("TOOL_SANDBOX_MAX_OUTPUT_BYTES", default=64 * 1024)
+TOOL_SANDBOX_NETWORK = env.bool("TOOL_SANDBOX_NETWORK", default=False)
+
 # Secrets stored in the database (provider keys) are encrypted with this key.
 FIELD_ENCRYPTION_KEY = env_secret("FIELD_ENCRYPTION_KEY", default="") or SECRET_KEY
 
