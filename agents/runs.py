@@ -114,6 +114,16 @@ def parse_max_steps(data: Any) -> int | None:
     return value
 
 
+def parse_flag(data: Any, name: str) -> bool:
+    """An optional boolean of the request body; anything but true, false or null is a 422 naming it."""
+    value = data.get(name) if isinstance(data, dict) else None
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _field_error([name], f"{name} must be true or false.")
+    return value
+
+
 def run_create(
     *,
     agent: Agent,

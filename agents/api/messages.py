@@ -153,9 +153,9 @@ class AgentMessagesStreamView(SendingView):
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse:
         agent = self.get_agent(agent_id)
-        stream_tokens = bool(request.data.get("stream_tokens", False)) if isinstance(request.data, dict) else False
-        include_pings = bool(request.data.get("include_pings", False)) if isinstance(request.data, dict) else False
-        if isinstance(request.data, dict) and request.data.get("background"):
+        stream_tokens = runs.parse_flag(request.data, "stream_tokens")
+        include_pings = runs.parse_flag(request.data, "include_pings")
+        if runs.parse_flag(request.data, "background"):
             run = self.queue(agent)
             return run_stream_response(run, include_pings=include_pings)
         turn = self.start(agent, stream_tokens=stream_tokens)

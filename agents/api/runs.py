@@ -20,7 +20,7 @@ from agents.api.openapi import LIMIT
 from agents.api.streaming import INPUT_ROLES, keep_alive, sse_frame, sse_response, stop_reason_json, usage_json
 from agents.api.wire import letta_messages, letta_messages_for_row, run_json, step_json
 from agents.engine.events import TurnUsage
-from agents.errors import ValidationFailed
+from agents.errors import NotFound, ValidationFailed
 from agents.models import Agent, Message, Run, RunStatus, Step
 
 if TYPE_CHECKING:
@@ -121,12 +121,23 @@ class RunCancelView(OrgScopedAPIView):
 class RunMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_messages_list",
-        parameters=[OpenApiParameter("limit", LIMIT), OpenApiParameter("order", str, enum=["asc", "desc"])],
+        parameters=[
+            OpenApiParameter("after", str, description="A message id of this run: only what follows that row."),
+            OpenApiParameter("before", str, description="A message id of this run: only what precedes that row."),
+            OpenApiParameter("limit", LIMIT),
+            OpenApiParameter("order", str, enum=["asc", "desc"]),
+        ],
         responses={200: s.LettaMessageOutput(many=True), 404: s.ErrorOutput},
     )
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
         rows = Message.objects.filter(run=run).order_by("seq")
+        for cursor, lookup in (("after", "seq__gt"), ("before", "seq__lt")):
+            if self.query_str(cursor):
+                anchor = get_for_org(Message, self.organization, self.query_str(cursor))
+                if anchor.run_id != run.pk:
+                    raise NotFound(f"Message {self.query_str(cursor)} is not part of run {run.public_id}")
+                rows = rows.filter(**{lookup: anchor.seq})
         order = self.query_choice("order", ("asc", "desc"), default="asc")
         limit = self.query_int("limit", default=100)
         messages = letta_messages(rows)

@@ -317,3 +317,31 @@ def test_no_key_is_a_401(demo_agent):
 def test_bob_can_use_the_same_agent_with_a_key_of_his_organization(cast, demo_agent):
     response = send(api_client(cast.org_a, cast.bob), demo_agent, "hi")
     assert response.status_code == 200
+
+
+def test_stream_flags_must_be_booleans(alice_api, demo_agent):
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/stream",
+        {"messages": [{"role": "user", "content": "hi"}], "stream_tokens": "false"},
+        format="json",
+    )
+
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "stream_tokens"]
+    assert not Run.objects.exists()
+
+
+def test_run_messages_page_with_message_cursors(alice_api, charlie_api, demo_agent):
+    send(alice_api, demo_agent, "call roll_dice with num_sides=6")
+    run = Run.objects.get()
+    everything = alice_api.get(f"/v1/runs/{run.public_id}/messages").json()
+    first_row = everything[0]["id"]
+
+    after = alice_api.get(f"/v1/runs/{run.public_id}/messages", {"after": first_row}).json()
+
+    assert after and all(m["id"] != first_row for m in after)
+    assert after == [m for m in everything if m["id"] != first_row]
+    other_run_message = Message.objects.filter(agent=demo_agent, run__isnull=True).first()
+    assert (
+        alice_api.get(f"/v1/runs/{run.public_id}/messages", {"after": other_run_message.public_id}).status_code == 404
+    )
