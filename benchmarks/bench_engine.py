@@ -44,6 +44,7 @@ def configure(postgres: bool) -> None:
 class QueryCounter:
     def __init__(self) -> None:
         self.count = 0
+        self.per_turn: list[int] = []
         self._lock = threading.Lock()
 
     def __call__(self, execute, sql, params, many, context):  # type: ignore[no-untyped-def]
@@ -117,19 +118,25 @@ def main() -> None:
         agent.refresh_from_db()
 
         async def one_turn(agent=agent) -> float:
+            # Keep the window at the last ``--context`` rows, as a summarizer would (not timed).
+            last = await Message.objects.filter(agent=agent).order_by("-seq").values_list("seq", flat=True).afirst()
+            await Agent.objects.filter(pk=agent.pk).aupdate(context_start_seq=max(0, last + 1 - args.context))
             run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
+            queries_before = counter.count
             began = time.perf_counter()
             turn = await open_turn(agent=agent, run=run, turn_input=[UserInput("hello")], llm=model)
             async for _ in turn.events():
                 pass
-            return time.perf_counter() - began
+            elapsed = time.perf_counter() - began
+            counter.per_turn.append(counter.count - queries_before)
+            return elapsed
 
         async def measure(agent=agent) -> tuple[list[float], float]:
             for _ in range(10):
                 await one_turn()
-            counter.count = 0
+            counter.per_turn.clear()
             timings = [await one_turn() for _ in range(args.turns)]
-            return timings, counter.count / args.turns
+            return timings, statistics.mean(counter.per_turn)
 
         timings, queries = asyncio.run(measure())
         ms = sorted(t * 1000 for t in timings)
