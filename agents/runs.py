@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.engine.events import RunFinishedEvent
-from agents.engine.loop import ApprovalInput, ContinueInput, TurnInput, UserInput
+from agents.engine.inputs import ApprovalInput, ContinueInput, TurnInput, UserInput
 from agents.errors import ApplicationError, ValidationFailed
 from agents.models import Agent, Run, RunStatus
 

@@ -12,7 +12,8 @@ from asgiref.sync import sync_to_async
 
 from agents.conversation import DjangoConversationStore
 from agents.engine.context import ModelSettings
-from agents.engine.loop import Turn, TurnCollaborators, TurnInput, start_turn
+from agents.engine.inputs import TurnInput
+from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from tools.base import ToolContext, ToolSpec
 
@@ -126,7 +127,7 @@ async def open_turn(
 
 def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
     from agents.conversation import snapshot
-    from agents.engine.loop import preview_request
+    from agents.engine.state import preview_request
     from agents.models import Message
 
     rows = [snapshot(m) for m in Message.objects.in_context(agent)]
@@ -147,7 +148,7 @@ async def preview_payload(*, agent: Agent, turn_input: TurnInput) -> dict[str, A
 def check_input(*, agent: Agent, turn_input: TurnInput) -> None:
     """Raise the engine's errors now for input the agent's state does not accept (used before queueing a run)."""
     from agents.conversation import snapshot
-    from agents.engine.loop import check_turn_input
+    from agents.engine.state import check_turn_input
     from agents.models import Message
 
     rows = [snapshot(m) for m in Message.objects.in_context(agent)]

@@ -71,7 +71,7 @@ def main() -> None:
 
     from accounts.models import Organization
     from agents import services
-    from agents.engine.loop import UserInput
+    from agents.engine.inputs import UserInput
     from agents.llm.base import Completed, TextDelta, Usage
     from agents.models import Agent, Message, Run
     from agents.turns import open_turn

@@ -18,30 +18,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
+from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
 from agents.engine.context import ModelSettings, build_request, estimate_tokens
 from agents.engine.events import (
     EngineEvent,
     MessageEvent,
-    ReasoningDeltaEvent,
     RunFinishedEvent,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
     TurnUsage,
 )
+from agents.engine.inputs import ApprovalInput, TurnInput
 from agents.engine.rules import ToolRules
+from agents.engine.state import calls_this_turn, check_turn_input, missing_results
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
-from agents.errors import AgentBusy, InvalidApprovalInput, PendingApprovalConflict
+from agents.errors import AgentBusy
 from agents.llm.base import (
-    Completed,
     LLMError,
     LLMInvalidResponse,
-    LLMRequest,
-    ReasoningDelta,
-    ReasoningSignature,
-    RedactedReasoning,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStart,
     Usage,
 )
 
@@ -56,35 +48,12 @@ logger = logging.getLogger(__name__)
 
 MAX_TRUNCATION_CONTINUES = 2
 CANCEL_POLL_SECONDS = 0.3
-LOOP_INTERNAL_ARGUMENTS = ("request_heartbeat", "inner_thoughts")
 TRUNCATION_NOTICE = (
     "[System notice] Your previous answer was cut off at the output limit and any tool call in it was "
     "dropped. Continue exactly where you stopped; re-issue a tool call if you still need it."
 )
 INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
 CANCELLED_RESULT = "Error: the run was cancelled before this tool call ran."
-
-
-@dataclass(frozen=True)
-class UserInput:
-    text: str
-    otid: str = ""
-
-
-@dataclass(frozen=True)
-class ApprovalInput:
-    approvals: list[dict[str, Any]] | None = None
-    approve: bool | None = None
-    approval_request_id: str | None = None
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class ContinueInput:
-    """Step again without new input (after ``max_steps``, or to retry a failed turn)."""
-
-
-TurnInput = list[UserInput] | ApprovalInput | ContinueInput
 
 
 @dataclass
@@ -104,102 +73,6 @@ class _Finish(Exception):
         super().__init__(stop_reason)
         self.stop_reason = stop_reason
         self.error = error
-
-
-def is_gated(spec: ToolSpec | None) -> bool:
-    return spec is not None and (spec.requires_approval or spec.kind == "client")
-
-
-def clean_arguments(raw: str) -> str:
-    """Drop loop-internal fields a model may add; keep the model's text when it is not an object."""
-    try:
-        parsed = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw
-    if not isinstance(parsed, dict):
-        return raw
-    if any(key in parsed for key in LOOP_INTERNAL_ARGUMENTS):
-        for key in LOOP_INTERNAL_ARGUMENTS:
-            parsed.pop(key, None)
-        return json.dumps(parsed)
-    return raw or "{}"
-
-
-def calls_this_turn(rows: list[MessageSnapshot]) -> list[str]:
-    """Names of the tools called since the last user row, in order."""
-    called: list[str] = []
-    for row in reversed(rows):
-        if row.role == "user":
-            break
-        if row.role == "tool":
-            called[:0] = [r.get("name", "") for r in row.tool_returns]
-    return called
-
-
-def missing_results(rows: list[MessageSnapshot]) -> tuple[MessageSnapshot, MessageSnapshot | None, list[dict]] | None:
-    """The last batch whose calls lack results (not counting one that waits for approval).
-
-    Returns the assistant row, its tool row (if any) and the calls without a result.
-    """
-    tool_row: MessageSnapshot | None = None
-    answered = False
-    for row in reversed(rows):
-        if row.role == "tool" and tool_row is None:
-            tool_row = row
-            continue
-        if row.role == "approval":
-            answered = True
-            continue
-        if row.role == "assistant" and row.tool_calls:
-            have = {r["tool_call_id"] for r in (tool_row.tool_returns if tool_row else [])}
-            missing = [c for c in row.tool_calls if c["id"] not in have]
-            waiting = tool_row is None and not answered and any(c.get("requires_approval") for c in row.tool_calls)
-            if missing and not waiting:
-                return row, tool_row, missing
-            return None
-        return None
-    return None
-
-
-def check_turn_input(rows: list[MessageSnapshot], turn_input: TurnInput) -> list[approval_rules.Decision]:
-    """Raise Letta's errors for input the conversation's state does not accept; return approval decisions."""
-    pending = approval_rules.pending_approval(rows)
-    if isinstance(turn_input, ApprovalInput):
-        return approval_rules.resolve_decisions(
-            pending,
-            approvals=turn_input.approvals,
-            approve=turn_input.approve,
-            approval_request_id=turn_input.approval_request_id,
-            reason=turn_input.reason,
-        )
-    if pending is not None:
-        raise PendingApprovalConflict(pending.message.public_id)
-    if isinstance(turn_input, list) and not turn_input:
-        raise InvalidApprovalInput("Send at least one message.")
-    return []
-
-
-def preview_request(
-    rows: list[MessageSnapshot], turn_input: TurnInput, tools: list[ToolSpec], settings: ModelSettings, rules: ToolRules
-) -> LLMRequest:
-    """The exact request the model would receive for ``turn_input`` now (the dry run); persists nothing."""
-    check_turn_input(rows, turn_input)
-    preview = list(rows)
-    if isinstance(turn_input, list):
-        for index, item in enumerate(turn_input):
-            preview.append(
-                MessageSnapshot(
-                    id=uuid.uuid4(),
-                    agent_id=None,
-                    seq=(rows[-1].seq if rows else 0) + index + 1,
-                    role="user",
-                    content=[{"type": "text", "text": item.text}],
-                )
-            )
-    specs = {spec.name for spec in tools}
-    called = calls_this_turn(preview)
-    allowed = {name for name in specs if rules.violation(name, called, specs) is None}
-    return build_request(preview, tools, settings, allowed=allowed)
 
 
 async def start_turn(collab: TurnCollaborators, turn_input: TurnInput, *, stream_tokens: bool = False) -> Turn:
@@ -418,7 +291,7 @@ class Turn:
             self._steps += 1
             step_number = self._steps
             step_id = await self.store.start_step(number=step_number, model=self.collab.settings.handle)
-            outcome = _StepOutput(message_id=uuid.uuid4())
+            outcome = StepOutput(message_id=uuid.uuid4())
             llm_started = time.monotonic()
             try:
                 async for event in self._call_model(outcome, step_id):
@@ -502,14 +375,14 @@ class Turn:
         self._last_cancel_check = now
         return await self.store.heartbeat()
 
-    async def _call_model(self, out: _StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
+    async def _call_model(self, out: StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
         allowed = self._allowed_tools()
         request = build_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
         try:
             async for event in self.collab.llm.generate(request, stream=self.stream_tokens):
                 delta = out.absorb(event, self.specs)
                 if delta is not None and self.stream_tokens:
-                    yield _delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
+                    yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
                 if self.stream_tokens and await self._cancel_requested():
                     raise _Finish("cancelled")
         except _Finish:
@@ -537,7 +410,7 @@ class Turn:
             name for name in self._available() if self.collab.rules.violation(name, called, self._available()) is None
         }
 
-    async def _persist_assistant(self, out: _StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
+    async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
         calls = []
         for call in out.tool_calls:
             spec = self.specs.get(call["name"])
@@ -656,118 +529,3 @@ def _required_notice(required: list[str]) -> str | None:
 
 def _ms_since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
-
-
-@dataclass
-class _DeltaKind:
-    kind: str
-    text: str = ""
-    signature: str | None = None
-    index: int = 0
-    tool_call_id: str | None = None
-    name: str | None = None
-    requires_approval: bool = False
-
-
-def _delta_event(delta: _DeltaKind, run_id: Any, seq: int, message_id: Any, step_id: Any) -> EngineEvent:
-    if delta.kind == "reasoning":
-        return ReasoningDeltaEvent(run_id, seq, message_id, step_id, delta.text, delta.signature)
-    if delta.kind == "text":
-        return TextDeltaEvent(run_id, seq, message_id, step_id, delta.text)
-    return ToolCallDeltaEvent(
-        run_id,
-        seq,
-        message_id,
-        step_id,
-        delta.index,
-        delta.tool_call_id,
-        delta.name,
-        delta.text or None,
-        delta.requires_approval,
-    )
-
-
-@dataclass
-class _StepOutput:
-    """What one model call produced, assembled from its events."""
-
-    message_id: Any
-    parts: list[dict[str, Any]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    finish_reason: str | None = None
-    completed: bool = False
-    usage: Usage = field(default_factory=Usage)
-    _call_index: dict[int, int] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return "".join(p["text"] for p in self.parts if p["type"] == "text")
-
-    def _append_text(self, kind: str, text: str) -> None:
-        if self.parts and self.parts[-1]["type"] == kind and not self.parts[-1].get("signature"):
-            self.parts[-1]["text"] += text
-        else:
-            self.parts.append({"type": kind, "text": text, **({"signature": None} if kind == "reasoning" else {})})
-
-    def absorb(self, event: Any, specs: dict[str, ToolSpec]) -> _DeltaKind | None:
-        if isinstance(event, ReasoningDelta):
-            self._append_text("reasoning", event.text)
-            return _DeltaKind("reasoning", event.text)
-        if isinstance(event, ReasoningSignature):
-            if self.parts and self.parts[-1]["type"] == "reasoning":
-                self.parts[-1]["signature"] = event.signature
-            else:
-                self.parts.append({"type": "reasoning", "text": "", "signature": event.signature})
-            return _DeltaKind("reasoning", "", signature=event.signature)
-        if isinstance(event, RedactedReasoning):
-            self.parts.append({"type": "redacted_reasoning", "data": event.data})
-            return None
-        if isinstance(event, TextDelta):
-            self._append_text("text", event.text)
-            return _DeltaKind("text", event.text)
-        if isinstance(event, ToolCallStart):
-            call_id = event.id or f"call_{uuid.uuid4().hex[:24]}"
-            self._call_index[event.index] = len(self.tool_calls)
-            self.tool_calls.append({"id": call_id, "name": event.name, "arguments": ""})
-            return _DeltaKind(
-                "tool",
-                index=event.index,
-                tool_call_id=call_id,
-                name=event.name,
-                requires_approval=is_gated(specs.get(event.name)),
-            )
-        if isinstance(event, ToolCallArgumentsDelta):
-            position = self._call_index.get(event.index)
-            if position is None:
-                return None
-            call = self.tool_calls[position]
-            call["arguments"] += event.fragment
-            return _DeltaKind(
-                "tool",
-                text=event.fragment,
-                index=event.index,
-                tool_call_id=call["id"],
-                name=call["name"],
-                requires_approval=is_gated(specs.get(call["name"])),
-            )
-        if isinstance(event, Completed):
-            self.completed = True
-            self.finish_reason = event.finish_reason
-            self.usage = event.usage
-        return None
-
-    def content_parts(self) -> list[dict[str, Any]]:
-        return [p for p in self.parts if p["type"] != "text" or p["text"]]
-
-    def problem(self) -> str | None:
-        """Why this completion cannot be used, or ``None``."""
-        has_content = bool(self.text.strip() or self.tool_calls or any(p["type"] != "text" for p in self.parts))
-        if not self.completed:
-            return None if has_content else "The model's stream ended without a terminal event and without content."
-        if self.finish_reason == "content_filter":
-            return "The model's answer was stopped by the provider's content filter."
-        if self.finish_reason == "length" and not (self.text.strip() or self.tool_calls):
-            return "The model hit its output limit (max_tokens) with nothing written."
-        if not has_content:
-            return "The model returned an empty completion."
-        return None

@@ -10,7 +10,8 @@ from asgiref.sync import sync_to_async
 from agents.conversation import DjangoConversationStore
 from agents.engine.context import ModelSettings
 from agents.engine.events import EngineEvent
-from agents.engine.loop import TurnCollaborators, TurnInput, start_turn
+from agents.engine.inputs import TurnInput
+from agents.engine.loop import TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.models import Agent, Message, Run
 from tests.factories import AgentFactory, OrganizationFactory

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 
 from agents import services
 from agents.engine.events import TextDeltaEvent
-from agents.engine.loop import UserInput
+from agents.engine.inputs import UserInput
 from agents.llm.demo import DemoClient
 from agents.models import Run
 from agents.turns import open_turn

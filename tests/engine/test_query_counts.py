@@ -7,7 +7,7 @@ from asgiref.sync import async_to_sync
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.engine.loop import UserInput
+from agents.engine.inputs import UserInput
 from agents.models import Message
 from tests.engine.conftest import STANDARD_TOOLS, Harness, make_agent
 from tests.fakes import reply

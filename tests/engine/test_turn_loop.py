@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from agents.engine.events import MessageEvent, RunFinishedEvent, TextDeltaEvent, ToolCallDeltaEvent
-from agents.engine.loop import ApprovalInput, ContinueInput, UserInput
+from agents.engine.inputs import ApprovalInput, ContinueInput, UserInput
 from agents.errors import AgentBusy, InvalidToolCallIds, NoPendingApproval, PendingApprovalConflict
 from agents.llm.base import LLMConnectionError, LLMInvalidResponse
 from agents.models import Run, Step

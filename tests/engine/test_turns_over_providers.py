@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 
 from agents import services
 from agents.engine.events import MessageEvent, RunFinishedEvent
-from agents.engine.loop import ApprovalInput, UserInput
+from agents.engine.inputs import ApprovalInput, UserInput
 from agents.models import Message, Run, Step
 from agents.turns import open_turn
 from tests.factories import OrganizationFactory

@@ -1,0 +1,160 @@
+"""One model answer, assembled from the provider's events, and what it means for the loop."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agents.engine.events import ReasoningDeltaEvent, TextDeltaEvent, ToolCallDeltaEvent
+from agents.llm.base import (
+    Completed,
+    ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStart,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from agents.engine.events import EngineEvent
+    from tools.base import ToolSpec
+
+LOOP_INTERNAL_ARGUMENTS = ("request_heartbeat", "inner_thoughts")
+
+
+def is_gated(spec: ToolSpec | None) -> bool:
+    return spec is not None and (spec.requires_approval or spec.kind == "client")
+
+
+def clean_arguments(raw: str) -> str:
+    """Drop loop-internal fields a model may add; keep the model's text when it is not an object."""
+    try:
+        parsed = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw
+    if not isinstance(parsed, dict):
+        return raw
+    if any(key in parsed for key in LOOP_INTERNAL_ARGUMENTS):
+        for key in LOOP_INTERNAL_ARGUMENTS:
+            parsed.pop(key, None)
+        return json.dumps(parsed)
+    return raw or "{}"
+
+
+@dataclass
+class DeltaKind:
+    kind: str
+    text: str = ""
+    signature: str | None = None
+    index: int = 0
+    tool_call_id: str | None = None
+    name: str | None = None
+    requires_approval: bool = False
+
+
+def delta_event(delta: DeltaKind, run_id: Any, seq: int, message_id: Any, step_id: Any) -> EngineEvent:
+    if delta.kind == "reasoning":
+        return ReasoningDeltaEvent(run_id, seq, message_id, step_id, delta.text, delta.signature)
+    if delta.kind == "text":
+        return TextDeltaEvent(run_id, seq, message_id, step_id, delta.text)
+    return ToolCallDeltaEvent(
+        run_id,
+        seq,
+        message_id,
+        step_id,
+        delta.index,
+        delta.tool_call_id,
+        delta.name,
+        delta.text or None,
+        delta.requires_approval,
+    )
+
+
+@dataclass
+class StepOutput:
+    """What one model call produced, assembled from its events."""
+
+    message_id: Any
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+    completed: bool = False
+    usage: Usage = field(default_factory=Usage)
+    _call_index: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "".join(p["text"] for p in self.parts if p["type"] == "text")
+
+    def _append_text(self, kind: str, text: str) -> None:
+        if self.parts and self.parts[-1]["type"] == kind and not self.parts[-1].get("signature"):
+            self.parts[-1]["text"] += text
+        else:
+            self.parts.append({"type": kind, "text": text, **({"signature": None} if kind == "reasoning" else {})})
+
+    def absorb(self, event: Any, specs: dict[str, ToolSpec]) -> DeltaKind | None:
+        if isinstance(event, ReasoningDelta):
+            self._append_text("reasoning", event.text)
+            return DeltaKind("reasoning", event.text)
+        if isinstance(event, ReasoningSignature):
+            if self.parts and self.parts[-1]["type"] == "reasoning":
+                self.parts[-1]["signature"] = event.signature
+            else:
+                self.parts.append({"type": "reasoning", "text": "", "signature": event.signature})
+            return DeltaKind("reasoning", "", signature=event.signature)
+        if isinstance(event, RedactedReasoning):
+            self.parts.append({"type": "redacted_reasoning", "data": event.data})
+            return None
+        if isinstance(event, TextDelta):
+            self._append_text("text", event.text)
+            return DeltaKind("text", event.text)
+        if isinstance(event, ToolCallStart):
+            call_id = event.id or f"call_{uuid.uuid4().hex[:24]}"
+            self._call_index[event.index] = len(self.tool_calls)
+            self.tool_calls.append({"id": call_id, "name": event.name, "arguments": ""})
+            return DeltaKind(
+                "tool",
+                index=event.index,
+                tool_call_id=call_id,
+                name=event.name,
+                requires_approval=is_gated(specs.get(event.name)),
+            )
+        if isinstance(event, ToolCallArgumentsDelta):
+            position = self._call_index.get(event.index)
+            if position is None:
+                return None
+            call = self.tool_calls[position]
+            call["arguments"] += event.fragment
+            return DeltaKind(
+                "tool",
+                text=event.fragment,
+                index=event.index,
+                tool_call_id=call["id"],
+                name=call["name"],
+                requires_approval=is_gated(specs.get(call["name"])),
+            )
+        if isinstance(event, Completed):
+            self.completed = True
+            self.finish_reason = event.finish_reason
+            self.usage = event.usage
+        return None
+
+    def content_parts(self) -> list[dict[str, Any]]:
+        return [p for p in self.parts if p["type"] != "text" or p["text"]]
+
+    def problem(self) -> str | None:
+        """Why this completion cannot be used, or ``None``."""
+        has_content = bool(self.text.strip() or self.tool_calls or any(p["type"] != "text" for p in self.parts))
+        if not self.completed:
+            return None if has_content else "The model's stream ended without a terminal event and without content."
+        if self.finish_reason == "content_filter":
+            return "The model's answer was stopped by the provider's content filter."
+        if self.finish_reason == "length" and not (self.text.strip() or self.tool_calls):
+            return "The model hit its output limit (max_tokens) with nothing written."
+        if not has_content:
+            return "The model returned an empty completion."
+        return None
