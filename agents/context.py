@@ -9,10 +9,12 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from agents.api.wire import letta_timestamp
 from agents.conversation import snapshot
 from agents.engine.context import build_request, estimate_tokens, tool_schemas
 from agents.errors import AgentBusy
 from agents.models import Agent, Message, MessageRole
+from agents.services import login_message_text
 from agents.turns import model_settings, tool_specs
 
 if TYPE_CHECKING:
@@ -25,8 +27,6 @@ def _turn_text(turn: Turn) -> str:
 
 def context_overview(*, agent: Agent) -> dict[str, Any]:
     """Letta's ``ContextWindowOverview``. Token counts are estimates (about 4 characters a token)."""
-    from agents.api.wire import letta_timestamp
-
     rows = list(Message.objects.in_context(agent))
     specs = tool_specs(agent)
     request = build_request([snapshot(m) for m in rows], specs, model_settings(agent))
@@ -77,8 +77,6 @@ def agent_reset_messages(*, agent: Agent, add_default_initial_messages: bool = T
 
     Refused while a turn holds the agent.
     """
-    from agents.services import login_message_text
-
     locked = Agent.objects.select_for_update().get(pk=agent.pk)
     if (
         locked.turn_lock_run_id is not None

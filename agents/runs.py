@@ -18,10 +18,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agents.broadcast import EventPublisher
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import ApprovalInput, ContinueInput, TurnInput, UserInput
 from agents.errors import ApplicationError, ValidationFailed
 from agents.models import Agent, Run, RunStatus
+from agents.turns import open_turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Coroutine
@@ -219,8 +221,7 @@ def _claim(run_pk: Any) -> Run | None:
     return Run.objects.select_related("agent", "agent__organization", "created_by", "api_key").get(pk=run_pk)
 
 
-def _fail(run_pk: Any, error: ApplicationError | Exception) -> None:
-    detail = error.detail if isinstance(error, ApplicationError) else f"{type(error).__name__}: {error}"
+def _fail(run_pk: Any, detail: Any) -> None:
     Run.objects.filter(pk=run_pk).update(
         status=RunStatus.FAILED, stop_reason="error", error={"message": detail}, completed_at=timezone.now()
     )
@@ -228,8 +229,6 @@ def _fail(run_pk: Any, error: ApplicationError | Exception) -> None:
 
 async def execute_run(run_pk: Any) -> None:
     """Execute a background run and publish its events to the agent's group. Idempotent per run."""
-    from agents.broadcast import EventPublisher
-
     run = await sync_to_async(_claim)(run_pk)
     if run is None:
         return
@@ -243,8 +242,6 @@ async def execute_run(run_pk: Any) -> None:
 
 async def run_events(run: Run) -> AsyncIterator[EngineEvent]:
     """The events of a claimed background run (its request is stored on the row)."""
-    from agents.turns import open_turn
-
     try:
         turn_input = parse_turn_input(run.request)
         turn = await open_turn(
@@ -260,8 +257,8 @@ async def run_events(run: Run) -> AsyncIterator[EngineEvent]:
         # Refused before it started (a domain error, a provider without a key…): the run fails with why.
         if not isinstance(exc, ApplicationError):
             logger.warning("Run %s could not start: %s", run.pk, exc, exc_info=True)
-        await sync_to_async(_fail)(run.pk, exc)
         detail = exc.detail if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
+        await sync_to_async(_fail)(run.pk, detail)
         yield RunFinishedEvent(run_id=run.id, seq=1, stop_reason="error", error=str(detail))
         return
     async for event in turn.events():

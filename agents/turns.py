@@ -10,12 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 
-from agents.conversation import DjangoConversationStore
+from agents.conversation import DjangoConversationStore, snapshot
 from agents.engine.context import ModelSettings
 from agents.engine.inputs import TurnInput
 from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
+from agents.engine.state import check_turn_input, preview_request
+from agents.llm.registry import get_llm_client
+from agents.models import Message
 from tools.base import ToolContext, ToolSpec
+from tools.runtime import DefaultToolRunner, tool_spec_for
 
 if TYPE_CHECKING:
     from accounts.models import ApiKey, User
@@ -41,22 +45,16 @@ def model_settings(agent: Agent) -> ModelSettings:
 
 
 def tool_specs(agent: Agent) -> list[ToolSpec]:
-    from tools.runtime import tool_spec_for
-
     return [tool_spec_for(at) for at in agent.agent_tools.select_related("tool").order_by("created_at", "id")]
 
 
 def default_llm_client(agent: Agent) -> LLMClient:
     """The agent's provider client, with bounded retries of transient errors."""
-    from agents.llm.registry import get_llm_client
-
     client, _model = get_llm_client(agent.model, organization=agent.organization)
     return client
 
 
 def default_tool_runner() -> ToolRunner:
-    from tools.runtime import DefaultToolRunner
-
     return DefaultToolRunner()
 
 
@@ -126,16 +124,11 @@ async def open_turn(
 
 
 def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
-    from agents.conversation import snapshot
-    from agents.engine.state import preview_request
-    from agents.models import Message
 
     rows = [snapshot(m) for m in Message.objects.in_context(agent)]
     request = preview_request(
         rows, turn_input, tool_specs(agent), model_settings(agent), ToolRules.from_json(agent.tool_rules)
     )
-    from agents.llm.registry import get_llm_client
-
     client, _model = get_llm_client(agent.model, organization=agent.organization)
     return client.build_payload(request, stream=False)
 
@@ -147,9 +140,6 @@ async def preview_payload(*, agent: Agent, turn_input: TurnInput) -> dict[str, A
 
 def check_input(*, agent: Agent, turn_input: TurnInput) -> None:
     """Raise the engine's errors now for input the agent's state does not accept (used before queueing a run)."""
-    from agents.conversation import snapshot
-    from agents.engine.state import check_turn_input
-    from agents.models import Message
 
     rows = [snapshot(m) for m in Message.objects.in_context(agent)]
     check_turn_input(rows, turn_input)

@@ -33,12 +33,6 @@ FINISHED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
 MAX_STREAM_SECONDS = 3600
 
 
-def run_output_messages(run: Run) -> list[dict[str, Any]]:
-    """What a run said, in order: its rows except the input it was given."""
-    rows = Message.objects.filter(run=run).exclude(role__in=INPUT_ROLES).order_by("seq")
-    return letta_messages(rows)
-
-
 def run_usage(run: Run) -> TurnUsage:
     return TurnUsage(
         prompt_tokens=run.prompt_tokens,
@@ -131,7 +125,7 @@ class RunMessagesView(OrgScopedAPIView):
     )
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
-        rows = Message.objects.filter(run=run).order_by("seq")
+        rows = Message.objects.for_org(self.organization).filter(run=run).order_by("seq")
         for cursor, lookup in (("after", "seq__gt"), ("before", "seq__lt")):
             if self.query_str(cursor):
                 anchor = get_for_org(Message, self.organization, self.query_str(cursor))
@@ -176,7 +170,7 @@ class RunUsageView(OrgScopedAPIView):
 
 def _stream_snapshot(run_pk: Any) -> tuple[Run, list[dict[str, Any]]]:
     run = Run.objects.get(pk=run_pk)
-    rows = Message.objects.filter(run_id=run_pk).exclude(role__in=INPUT_ROLES).order_by("seq")
+    rows = Message.objects.for_org(run.organization_id).filter(run=run).exclude(role__in=INPUT_ROLES).order_by("seq")
     return run, [message for row in rows for message in letta_messages_for_row(row)]
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from agents.api.wire import _header, part_otid
+from agents.api.wire import message_header, part_otid
 from agents.engine.events import (
     MessageEvent,
     ReasoningDeltaEvent,
@@ -112,17 +112,17 @@ class LettaStreamEncoder:
         row = _PreviewRow(id=event.message_id, step_id=event.step_id, run_id=event.run_id, created_at=started)
         if isinstance(event, ReasoningDeltaEvent):
             otid = part_otid(event.message_id, self._part_index(event.message_id, "reasoning"))
-            return _header(row, "reasoning_message", otid) | {
+            return message_header(row, "reasoning_message", otid) | {
                 "source": "reasoner_model",
                 "reasoning": event.text,
                 "signature": event.signature,
             }
         if isinstance(event, TextDeltaEvent):
             otid = part_otid(event.message_id, self._part_index(event.message_id, "text"))
-            return _header(row, "assistant_message", otid) | {"content": event.text}
+            return message_header(row, "assistant_message", otid) | {"content": event.text}
         kind = "approval_request_message" if event.requires_approval else "tool_call_message"
         otid = part_otid(event.message_id, self._part_index(event.message_id, kind))
-        return _header(row, kind, otid) | {
+        return message_header(row, kind, otid) | {
             "tool_call": {"name": event.name, "arguments": event.arguments_delta, "tool_call_id": event.tool_call_id},
             "tool_calls": None,
         }

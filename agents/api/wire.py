@@ -85,7 +85,7 @@ def letta_timestamp(value: datetime | None) -> str | None:
 # --- messages -----------------------------------------------------------------------------
 
 
-def _header(row: Any, message_type: str, otid: str | None) -> dict[str, Any]:
+def message_header(row: Any, message_type: str, otid: str | None) -> dict[str, Any]:
     return {
         "id": public_id("message", row.id),
         "date": letta_date(getattr(row, "created_at", None)),
@@ -157,7 +157,7 @@ def _assistant_messages(row: Any) -> list[dict[str, Any]]:
             wire_calls = [wire_tool_call(c) for c in batch]
             parts.append((message_type, {"tool_call": wire_calls[0], "tool_calls": wire_calls}))
 
-    return [_header(row, kind, part_otid(row.id, index)) | fields for index, (kind, fields) in enumerate(parts)]
+    return [message_header(row, kind, part_otid(row.id, index)) | fields for index, (kind, fields) in enumerate(parts)]
 
 
 def _tool_return_message(row: Any) -> list[dict[str, Any]]:
@@ -166,7 +166,7 @@ def _tool_return_message(row: Any) -> list[dict[str, Any]]:
         return []
     first = returns[0]
     return [
-        _header(row, "tool_return_message", part_otid(row.id, 0))
+        message_header(row, "tool_return_message", part_otid(row.id, 0))
         | {
             "tool_return": first["tool_return"],
             "status": first["status"],
@@ -183,7 +183,7 @@ def _approval_response_message(row: Any) -> list[dict[str, Any]]:
     # The legacy fields describe approvals[0], and only when it is an approve/deny decision.
     first = approvals[0] if approvals and approvals[0]["type"] == "approval" else None
     return [
-        _header(row, "approval_response_message", row.otid or None)
+        message_header(row, "approval_response_message", row.otid or None)
         | {
             "approvals": approvals,
             "approve": first["approve"] if first else None,
@@ -216,9 +216,9 @@ def letta_messages_for_row(row: Any) -> list[dict[str, Any]]:
     if role == MessageRole.APPROVAL:
         return _approval_response_message(row)
     if role == MessageRole.USER:
-        return [_header(row, "user_message", row.otid or None) | {"content": _user_content(row.content or [])}]
+        return [message_header(row, "user_message", row.otid or None) | {"content": _user_content(row.content or [])}]
     if role == MessageRole.SYSTEM:
-        return [_header(row, "system_message", row.otid or None) | {"content": _text_of(row.content or [])}]
+        return [message_header(row, "system_message", row.otid or None) | {"content": _text_of(row.content or [])}]
     return []
 
 

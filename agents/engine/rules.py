@@ -2,7 +2,8 @@
 
 Supported rule types: ``run_first`` (init), ``exit_loop`` (terminal),
 ``continue_loop``, ``constrain_child_tools`` (child), ``required_before_exit``,
-``max_count_per_step``. ``requires_approval`` is not a rule here: approval is a
+``max_count_per_step``. ``continue_loop`` needs no code: after any tool call the loop
+always steps again so the model reads the results. ``requires_approval`` is not a rule here: approval is a
 property of the attached tool (``ToolSpec.requires_approval``).
 """
 
@@ -38,9 +39,6 @@ class ToolRules:
 
     def is_terminal(self, name: str) -> bool:
         return name in self._names("exit_loop")
-
-    def is_continue(self, name: str) -> bool:
-        return name in self._names("continue_loop")
 
     def children_of(self, name: str) -> list[str] | None:
         for rule in self.rules:
