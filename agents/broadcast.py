@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
 
-from agents.api.wire import letta_messages_for_row, public_id
 from agents.engine.events import (
     MessageEvent,
     ReasoningDeltaEvent,
@@ -21,6 +20,7 @@ from agents.engine.events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
+from agents.wire import letta_messages_for_row, public_id
 
 if TYPE_CHECKING:
     from agents.engine.events import EngineEvent

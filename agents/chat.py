@@ -18,7 +18,6 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from accounts.access import membership_for
-from agents.api.wire import letta_messages_for_row, public_id
 from agents.broadcast import event_payload, publish
 from agents.engine.events import RunFinishedEvent, TurnUsage
 from agents.errors import AgentBusy, ApplicationError
@@ -27,6 +26,7 @@ from agents.runs import agent_cancel_runs, parse_turn_input, run_create, run_dis
 from agents.selectors import message_list
 from agents.sweeper import sweep_stale_runs
 from agents.turns import check_input
+from agents.wire import letta_messages_for_row, public_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -9,13 +9,13 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.api.wire import letta_timestamp
 from agents.conversation import snapshot
 from agents.engine.context import build_request, estimate_tokens, tool_schemas
 from agents.errors import AgentBusy
 from agents.models import Agent, Message, MessageRole
 from agents.services import login_message_text
 from agents.turns import model_settings, tool_specs
+from agents.wire import letta_timestamp
 
 if TYPE_CHECKING:
     from agents.llm.base import Turn

@@ -3,7 +3,7 @@
 Keyword-only and transactional. Tool approval has one source of truth, the
 ``AgentTool.requires_approval`` override (``None`` inherits the tool's default):
 ``requires_approval`` tool rules given by a client are turned into overrides and
-never stored in ``Agent.tool_rules``; ``agents.api.wire.agent_state`` derives them back.
+never stored in ``Agent.tool_rules``; ``agents.wire.agent_state`` derives them back.
 """
 
 from __future__ import annotations

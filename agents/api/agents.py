@@ -12,7 +12,7 @@ from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT
-from agents.api.wire import agent_state, tool_json
+from agents.wire import agent_state, tool_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

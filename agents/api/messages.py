@@ -24,10 +24,10 @@ from agents.api.streaming import (
     stop_reason_json,
     usage_json,
 )
-from agents.api.wire import agent_state, run_json
 from agents.context import agent_reset_messages, context_overview
 from agents.errors import ApplicationError
 from agents.turns import check_input, open_turn, preview_payload
+from agents.wire import agent_state, run_json
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

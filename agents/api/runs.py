@@ -18,10 +18,10 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT
 from agents.api.streaming import INPUT_ROLES, keep_alive, sse_frame, sse_response, stop_reason_json, usage_json
-from agents.api.wire import letta_messages, letta_messages_for_row, run_json, step_json
 from agents.engine.events import TurnUsage
 from agents.errors import NotFound, ValidationFailed
 from agents.models import Agent, Message, Run, RunStatus, Step
+from agents.wire import letta_messages, letta_messages_for_row, run_json, step_json
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from agents.api.wire import message_header, part_otid
 from agents.engine.events import (
     MessageEvent,
     ReasoningDeltaEvent,
@@ -26,6 +25,7 @@ from agents.engine.events import (
     ToolCallDeltaEvent,
     TurnUsage,
 )
+from agents.wire import letta_messages_for_row, message_header, part_otid
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -94,8 +94,6 @@ class LettaStreamEncoder:
             row = event.message
             if row.role in INPUT_ROLES or (event.streamed and row.role == "assistant"):
                 return []
-            from agents.api.wire import letta_messages_for_row
-
             return letta_messages_for_row(row)
         if isinstance(event, RunFinishedEvent):
             return [stop_reason_json(event.stop_reason), usage_json(event.usage)]

@@ -16,8 +16,8 @@ from agents import selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT
-from agents.api.wire import tool_json
 from agents.errors import Conflict, InvalidArgument
+from agents.wire import tool_json
 from tools import services as tool_services
 from tools.models import ToolKind
 from tools.schema import ToolSourceError
