@@ -20,7 +20,8 @@ from agents.engine.events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agents.wire import letta_messages_for_row, public_id
+from agents.engine.stop import StopReason
+from agents.wire import approval_request, chat_row, public_id
 
 if TYPE_CHECKING:
     from agents.engine.events import EngineEvent
@@ -37,14 +38,15 @@ def event_payload(event: EngineEvent) -> dict[str, Any]:
     # "seq_from".."seq" is the range of engine events a payload covers (merged deltas cover several).
     base = {"type": event.type, "run_id": public_id("run", event.run_id), "seq_from": event.seq, "seq": event.seq}
     if isinstance(event, MessageEvent):
-        row = event.message
-        return base | {
-            "row": {"id": public_id("message", row.id), "seq": row.seq, "role": row.role},
-            "messages": letta_messages_for_row(row),
-            "streamed": event.streamed,
-        }
+        return base | chat_row(event.message) | {"streamed": event.streamed}
     if isinstance(event, RunFinishedEvent):
-        return base | {"stop_reason": event.stop_reason, "usage": asdict(event.usage), "error": event.error}
+        return base | {
+            "stop_reason": event.stop_reason,
+            "status": StopReason(event.stop_reason).run_status,
+            "usage": asdict(event.usage),
+            "error": event.error,
+            "pending_approval": approval_request(event.awaiting_approval),
+        }
     fields = {k: v for k, v in asdict(event).items() if k not in ("run_id", "seq", "type")}
     fields["message_id"] = public_id("message", fields["message_id"])
     fields["step_id"] = public_id("step", fields.get("step_id"))
@@ -86,6 +88,7 @@ class EventPublisher:
             and last["type"] == payload["type"]
             and last["message_id"] == payload["message_id"]
             and last.get("index") == payload.get("index")
+            and last.get("part_index") == payload.get("part_index")
             and not payload.get("signature")
         )
         if not same_part:

@@ -1,32 +1,29 @@
 """What the browser chat does: read a page of history, resync a tab, and start or stop runs.
 
-The WebSocket consumer and the chat's JSON view call exactly one of these. Runs are
-created with ``agents.runs.run_create`` and handed to their executor with
-``run_dispatch``; the loop's rules stay in the engine (``check_input`` raises its
-errors before a run is queued, so the tab gets them at once). Rows travel in one
-shape everywhere: ``{"row": {"id", "seq", "role"}, "messages": [LettaMessage, ...]}``,
-the shape of a ``message`` event payload.
+The WebSocket consumer and the chat's JSON view call exactly one of these. Runs
+start through ``agents.runs.run_start`` like every other transport's, and stop
+through ``agents.run_state``. Rows travel in one shape everywhere
+(``agents.wire.chat_row``): ``{"row": {"id", "seq", "role", "kind"}, "messages":
+[LettaMessage, ...]}``, the shape of a ``message`` event payload. Pages and syncs
+carry the agent's ``pending_approval`` (the approval request waiting for a
+person, or ``null``) and each run's ``status``, so the page never re-derives them.
 """
 
 from __future__ import annotations
 
-import contextvars
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from asgiref.sync import async_to_sync
-from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from accounts.access import membership_for
-from agents.broadcast import event_payload, publish
-from agents.engine.events import RunFinishedEvent, TurnUsage
-from agents.errors import AgentBusy, ApplicationError
+from agents import run_state
+from agents.engine.inputs import ApprovalCreate, ApprovalItem, MessageCreate, ToolReturnItem, TurnRequest
+from agents.errors import ApplicationError
 from agents.models import Agent, Message, MessageRole, Run, RunStatus, Step
-from agents.runs import agent_cancel_runs, parse_turn_input, run_create, run_dispatch
-from agents.selectors import message_list
+from agents.runs import RunMode, run_start
+from agents.selectors import message_list, pending_approval_row
 from agents.sweeper import sweep_stale_runs
-from agents.turns import check_input
-from agents.wire import letta_messages_for_row, public_id
+from agents.wire import approval_request, chat_row, public_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -37,15 +34,9 @@ if TYPE_CHECKING:
 
 HISTORY_PAGE_ROWS = 30
 SYNC_PAGE_ROWS = 200
-MAX_MESSAGE_CHARS = 100_000
 
 
-class ChatRow(TypedDict):
-    row: dict[str, Any]
-    messages: list[dict[str, Any]]
-
-
-class RunState(TypedDict):
+class RunSummary(TypedDict):
     id: str
     status: str
     stop_reason: str | None
@@ -74,14 +65,7 @@ def chat_agent(*, user: User, organization_id: Any, agent_id: str) -> Agent | No
     return Agent.objects.for_org(membership.organization).filter(pk=pk).first()
 
 
-def chat_row(message: Message) -> ChatRow:
-    return {
-        "row": {"id": message.public_id, "seq": message.seq, "role": message.role},
-        "messages": letta_messages_for_row(message),
-    }
-
-
-def run_state(run: Run) -> RunState:
+def run_summary(run: Run) -> RunSummary:
     error = run.error.get("message") if isinstance(run.error, dict) else run.error
     return {
         "id": run.public_id,
@@ -104,9 +88,9 @@ def _with_estimate(runs: QuerySet[Run]) -> QuerySet[Run]:
     return runs.annotate(usage_estimated=Exists(Step.objects.filter(run=OuterRef("pk"), usage_estimated=True)))
 
 
-def _runs_of(rows: Iterable[Message]) -> dict[str, RunState]:
+def _runs_of(rows: Iterable[Message]) -> dict[str, RunSummary]:
     run_ids = {row.run_id for row in rows if row.run_id}
-    return {run.public_id: run_state(run) for run in _with_estimate(Run.objects.filter(pk__in=run_ids))}
+    return {run.public_id: run_summary(run) for run in _with_estimate(Run.objects.filter(pk__in=run_ids))}
 
 
 def latest_run(agent: Agent) -> Run | None:
@@ -130,7 +114,8 @@ def chat_history(*, agent: Agent, before: str | None = None, limit: int = HISTOR
     }
     if before is None:
         run = latest_run(agent)
-        page["run"] = run_state(run) if run else None
+        page["run"] = run_summary(run) if run else None
+        page["pending_approval"] = approval_request(pending_approval_row(agent))
     return page
 
 
@@ -139,7 +124,7 @@ def chat_sync(*, agent: Agent, after_seq: int, limit: int = SYNC_PAGE_ROWS) -> d
 
     ``has_more`` means more rows follow; the tab asks again after the last one.
     """
-    sweep_stale_runs()
+    sweep_stale_runs(agent_id=agent.pk)
     rows = list(
         Message.objects.filter(agent=agent, seq__gt=after_seq)
         .exclude(role=MessageRole.SYSTEM)
@@ -153,45 +138,30 @@ def chat_sync(*, agent: Agent, after_seq: int, limit: int = SYNC_PAGE_ROWS) -> d
         "rows": [chat_row(row) for row in rows],
         "has_more": has_more,
         "runs": _runs_of(rows),
-        "run": run_state(run) if run else None,
+        "run": run_summary(run) if run else None,
+        "pending_approval": approval_request(pending_approval_row(agent)),
     }
 
 
 # --- writes -------------------------------------------------------------------------------
 
 
-def _start_run(*, agent: Agent, user: User, request: dict[str, Any]) -> Run:
-    """Queue a background run of ``request`` after the engine accepted its input for the current state.
-
-    Raises ``AgentBusy`` while another run of the agent is queued or running (a worker
-    that died is swept first), and the engine's errors (``PendingApprovalConflict``,
-    ``NoPendingApproval``, ``InvalidToolCallIds``...) for input the state refuses.
-    """
-    sweep_stale_runs()
-    if Run.objects.filter(agent=agent).active().exists():
-        raise AgentBusy()
-    check_input(agent=agent, turn_input=parse_turn_input(request))
-    with transaction.atomic():
-        run = run_create(agent=agent, request={**request, "stream_tokens": True}, background=True, created_by=user)
-    # Dispatched from an empty context: called from a thread-sensitive ``sync_to_async`` (the
-    # consumer), an in-process run would inherit asgiref's "single thread executor in use" guard
-    # and fail its first database call with "would deadlock".
-    contextvars.Context().run(run_dispatch, run=run)
-    return run
+def _start(*, agent: Agent, user: User, request: TurnRequest) -> Run:
+    return run_start(agent=agent, request=request, mode=RunMode.BACKGROUND, user=user)
 
 
 def chat_send(*, agent: Agent, user: User, text: str, otid: str) -> Run:
-    return _start_run(agent=agent, user=user, request={"messages": [{"role": "user", "content": text, "otid": otid}]})
+    return _start(agent=agent, user=user, request=TurnRequest(messages=[MessageCreate(content=text, otid=otid)]))
 
 
-def chat_approve(*, agent: Agent, user: User, approvals: list[dict[str, Any]]) -> Run:
+def chat_approve(*, agent: Agent, user: User, approvals: list[ApprovalItem | ToolReturnItem]) -> Run:
     """Answer the pending batch in one submission (Letta's ``ApprovalCreate`` items)."""
-    return _start_run(agent=agent, user=user, request={"messages": [{"type": "approval", "approvals": approvals}]})
+    return _start(agent=agent, user=user, request=TurnRequest(messages=[ApprovalCreate(approvals=approvals)]))
 
 
 def chat_continue(*, agent: Agent, user: User) -> Run:
     """Step again with no new input (after ``max_steps``)."""
-    return _start_run(agent=agent, user=user, request={"messages": []})
+    return _start(agent=agent, user=user, request=TurnRequest(messages=[]))
 
 
 def chat_retry(*, agent: Agent, user: User) -> Run:
@@ -206,21 +176,13 @@ def chat_retry(*, agent: Agent, user: User) -> Run:
         raise NothingToRetry()
     if failed.messages.exists():
         return chat_continue(agent=agent, user=user)
-    request = {key: value for key, value in failed.request.items() if key in ("messages", "input")}
-    return _start_run(agent=agent, user=user, request=request)
+    original = {key: value for key, value in failed.request.items() if key in ("messages", "input")}
+    return _start(agent=agent, user=user, request=TurnRequest.parse(original))
 
 
 def chat_cancel(*, agent: Agent) -> list[Run]:
-    """Stop the agent's active runs. One that had not started ends now, and its tabs are told."""
-    runs = agent_cancel_runs(agent=agent)
-    never_started = [run for run in runs if run.status == RunStatus.CANCELLED and run.started_at is None]
-    if never_started:
-        payloads = [
-            event_payload(RunFinishedEvent(run_id=run.id, seq=1, stop_reason="cancelled", usage=TurnUsage()))
-            for run in never_started
-        ]
-        async_to_sync(publish)(agent.id, payloads)
-    return runs
+    """Stop the agent's active runs; every tab hears of each end (``agents.run_state``)."""
+    return run_state.cancel_agent_runs(agent=agent)
 
 
 def public_run_ids(runs: Iterable[Run]) -> list[str]:

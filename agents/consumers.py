@@ -2,8 +2,9 @@
 
 Authorized once at connect (a logged-in user whose current organization owns the
 agent; the origin is checked by ``AllowedHostsOriginValidator`` in ``config.asgi``),
-then a thin adapter: every inbound frame is validated and handed to one function of
-``agents.chat``; every payload published to the agent's group is forwarded as is.
+then a thin adapter: every inbound frame is validated (its message and approval items
+are the REST API's, ``agents.engine.inputs``, with the same limits) and handed to one
+function of ``agents.chat``; every payload published to the agent's group is forwarded as is.
 
 Frames from the tab::
 
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from accounts.access import SESSION_ORGANIZATION_KEY
 from agents import chat
 from agents.broadcast import agent_group
+from agents.engine.inputs import MAX_APPROVALS, MAX_MESSAGE_CHARS, MAX_OTID_CHARS, ApprovalAnswer
 from agents.errors import ApplicationError
 
 if TYPE_CHECKING:
@@ -53,29 +55,13 @@ class ResumeFrame(_Frame):
 
 class SendFrame(_Frame):
     type: Literal["send"]
-    text: str = Field(min_length=1, max_length=chat.MAX_MESSAGE_CHARS)
-    otid: str = Field(default="", max_length=64)
-
-
-class ApprovalItem(_Frame):
-    type: Literal["approval"]
-    tool_call_id: str = Field(min_length=1, max_length=200)
-    approve: bool
-    reason: str | None = Field(default=None, max_length=10_000)
-
-
-class ToolReturnItem(_Frame):
-    type: Literal["tool"]
-    tool_call_id: str = Field(min_length=1, max_length=200)
-    tool_return: str = Field(max_length=chat.MAX_MESSAGE_CHARS)
-    status: Literal["success", "error"] = "success"
+    text: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+    otid: Annotated[str, Field(max_length=MAX_OTID_CHARS)] = ""
 
 
 class ApproveFrame(_Frame):
     type: Literal["approve"]
-    approvals: list[Annotated[ApprovalItem | ToolReturnItem, Field(discriminator="type")]] = Field(
-        min_length=1, max_length=100
-    )
+    approvals: Annotated[list[ApprovalAnswer], Field(min_length=1, max_length=MAX_APPROVALS)]
 
 
 class CancelFrame(_Frame):
@@ -191,8 +177,7 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
             run = chat.chat_send(agent=agent, user=user, text=frame.text, otid=frame.otid)
             return _accepted(frame.type, [run]) | {"otid": frame.otid}
         if isinstance(frame, ApproveFrame):
-            approvals = [item.model_dump() for item in frame.approvals]
-            run = chat.chat_approve(agent=agent, user=user, approvals=approvals)
+            run = chat.chat_approve(agent=agent, user=user, approvals=frame.approvals)
         elif isinstance(frame, ContinueFrame):
             run = chat.chat_continue(agent=agent, user=user)
         else:

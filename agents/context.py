@@ -9,7 +9,6 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.conversation import snapshot
 from agents.engine.context import build_request, estimate_tokens, tool_schemas
 from agents.errors import AgentBusy
 from agents.models import Agent, Message, MessageRole
@@ -29,7 +28,7 @@ def context_overview(*, agent: Agent) -> dict[str, Any]:
     """Letta's ``ContextWindowOverview``. Token counts are estimates (about 4 characters a token)."""
     rows = list(Message.objects.in_context(agent))
     specs = tool_specs(agent)
-    request = build_request([snapshot(m) for m in rows], specs, model_settings(agent))
+    request = build_request([m.snapshot() for m in rows], specs, model_settings(agent))
     functions = [
         {"function": {"name": t.name, "description": t.description, "parameters": t.parameters}, "type": "function"}
         for t in tool_schemas(specs)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -12,11 +13,14 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from agents import run_state
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
-from agents.llm.base import Usage
-from agents.models import Agent, Message, Run, RunStatus, Step, StepStatus
+from agents.models import Agent, Message, Run, Step, StepStatus
 
-COMPLETED_STOP_REASONS = {"end_turn", "requires_approval", "max_steps", "tool_rule", "no_tool_call"}
+if TYPE_CHECKING:
+    from agents.broadcast import EventPublisher
+    from agents.engine.events import RunFinishedEvent
+    from agents.llm.base import Usage
 
 
 def lock_ttl() -> timedelta:
@@ -42,36 +46,18 @@ SNAPSHOT_FIELDS = (
 )
 
 
-def snapshot(message: Message) -> MessageSnapshot:
-    return MessageSnapshot(
-        id=message.id,
-        agent_id=message.agent_id,
-        seq=message.seq,
-        role=message.role,  # type: ignore[arg-type]
-        content=message.content,
-        tool_calls=message.tool_calls,
-        tool_returns=message.tool_returns,
-        approvals=message.approvals,
-        metadata=message.metadata,
-        otid=message.otid,
-        name=message.name,
-        run_id=message.run_id,
-        step_id=message.step_id,
-        is_err=message.is_err,
-        created_at=message.created_at,
-    )
-
-
-def run_status_for(stop_reason: str) -> str:
-    if stop_reason == "cancelled":
-        return RunStatus.CANCELLED
-    return RunStatus.COMPLETED if stop_reason in COMPLETED_STOP_REASONS else RunStatus.FAILED
-
-
 class DjangoConversationStore:
     """Persists one run of one agent. Methods are async; each runs its ORM work in one thread hop."""
 
-    def __init__(self, *, agent: Agent, run: Run, sender_user_id: Any = None, sender_api_key_id: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        run: Run,
+        sender_user_id: Any = None,
+        sender_api_key_id: Any = None,
+        publisher: EventPublisher | None = None,
+    ) -> None:
         self.agent = agent
         self.agent_id = agent.id
         self.organization_id = agent.organization_id
@@ -79,10 +65,11 @@ class DjangoConversationStore:
         self.run_id = run.id
         self.sender_user_id = sender_user_id
         self.sender_api_key_id = sender_api_key_id
+        self.publisher = publisher
         self._next_seq: int | None = None
-        self._lock_refreshed_at = timezone.now()
+        self._lease_renewal: asyncio.Task[None] | None = None
 
-    # --- the turn lock ------------------------------------------------------------
+    # --- the turn lease ----------------------------------------------------------------
 
     def _open(self) -> list[MessageSnapshot]:
         now = timezone.now()
@@ -95,24 +82,29 @@ class DjangoConversationStore:
         )
         if taken != 1:
             raise AgentBusyError(str(self.agent_id))
-        self._lock_refreshed_at = now
         return self._context()
 
     async def open_turn(self) -> list[MessageSnapshot]:
-        return await sync_to_async(self._open)()
+        rows = await sync_to_async(self._open)()
+        self._lease_renewal = asyncio.get_running_loop().create_task(self._renew_lease())
+        return rows
 
-    def _heartbeat(self) -> bool:
-        now = timezone.now()
-        if now - self._lock_refreshed_at >= lock_ttl() / 3:
-            Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
-                turn_lock_expires_at=now + lock_ttl()
+    async def _renew_lease(self) -> None:
+        """Keep the lease (and the run's heartbeat) fresh for the whole turn, model calls included."""
+        interval = lock_ttl().total_seconds() / 3
+        while True:
+            await asyncio.sleep(interval)
+            await sync_to_async(run_state.heartbeat)(
+                self.run_id, self.agent_id, renew_lease_until=timezone.now() + lock_ttl()
             )
-            Run.objects.filter(pk=self.run_id).update(heartbeat_at=now)
-            self._lock_refreshed_at = now
-        return Run.objects.filter(pk=self.run_id, cancel_requested_at__isnull=False).exists()
+
+    def _stop_renewal(self) -> None:
+        if self._lease_renewal is not None:
+            self._lease_renewal.cancel()
+            self._lease_renewal = None
 
     async def heartbeat(self) -> bool:
-        return await sync_to_async(self._heartbeat)()
+        return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew_lease_until=None)
 
     def _release(self) -> None:
         Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
@@ -120,6 +112,7 @@ class DjangoConversationStore:
         )
 
     async def release_turn_lock(self) -> None:
+        self._stop_renewal()
         await sync_to_async(self._release)()
 
     # --- rows -----------------------------------------------------------------------
@@ -131,14 +124,14 @@ class DjangoConversationStore:
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
         message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()
-        return snapshot(message) if message else None
+        return message.snapshot() if message else None
 
     async def find_by_otid(self, otid: str) -> MessageSnapshot | None:
         return await sync_to_async(self._find_by_otid)(otid)
 
     def _rows_after(self, seq: int, limit: int) -> list[MessageSnapshot]:
         return [
-            snapshot(m) for m in Message.objects.filter(agent_id=self.agent_id, seq__gt=seq).order_by("seq")[:limit]
+            m.snapshot() for m in Message.objects.filter(agent_id=self.agent_id, seq__gt=seq).order_by("seq")[:limit]
         ]
 
     async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]:
@@ -174,45 +167,25 @@ class DjangoConversationStore:
                 )
                 self._next_seq += 1
             Message.objects.bulk_create(messages)
-        return [snapshot(m) for m in messages]
+        return [m.snapshot() for m in messages]
 
     async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
         return await sync_to_async(self._append)(drafts)
 
     def _set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
         Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
-        return snapshot(Message.objects.get(pk=message_id))
+        return Message.objects.get(pk=message_id).snapshot()
 
     async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
         return await sync_to_async(self._set_tool_returns)(message_id, tool_returns)
 
     # --- run and steps ----------------------------------------------------------------
 
-    def _start_run(self) -> None:
-        now = timezone.now()
-        Run.objects.filter(pk=self.run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-            status=RunStatus.RUNNING, started_at=now, heartbeat_at=now
+    async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
+        self._stop_renewal()
+        await run_state.end_run(
+            run_pk=self.run_id, agent_pk=self.agent_id, finished=finished, usage=usage, publisher=self.publisher
         )
-
-    async def start_run(self) -> None:
-        await sync_to_async(self._start_run)()
-
-    @transaction.atomic
-    def _finish_run(self, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
-        self._release()
-        Run.objects.filter(pk=self.run_id).update(
-            status=run_status_for(stop_reason),
-            stop_reason=stop_reason,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens,
-            step_count=step_count,
-            error=error,
-            completed_at=timezone.now(),
-        )
-
-    async def finish_run(self, *, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
-        await sync_to_async(self._finish_run)(stop_reason, usage, step_count, error)
 
     def _start_step(self, number: int, model: str) -> Any:
         step = Step.objects.create(

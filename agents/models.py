@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
+from agents.engine.stop import StopReason as EngineStopReason
+from agents.engine.store import MessageSnapshot
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Use the tools you are given when they help, "
@@ -131,6 +133,26 @@ class Message(PublicIdModel):
     def __str__(self) -> str:
         return f"{self.role} #{self.seq}"
 
+    def snapshot(self) -> MessageSnapshot:
+        """This row as the engine reads it (a plain, frozen value)."""
+        return MessageSnapshot(
+            id=self.id,
+            agent_id=self.agent_id,
+            seq=self.seq,
+            role=self.role,  # type: ignore[arg-type]
+            content=self.content,
+            tool_calls=self.tool_calls,
+            tool_returns=self.tool_returns,
+            approvals=self.approvals,
+            metadata=self.metadata,
+            otid=self.otid,
+            name=self.name,
+            run_id=self.run_id,
+            step_id=self.step_id,
+            is_err=self.is_err,
+            created_at=self.created_at,
+        )
+
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
@@ -140,17 +162,8 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
-class StopReason(models.TextChoices):
-    END_TURN = "end_turn"
-    REQUIRES_APPROVAL = "requires_approval"
-    MAX_STEPS = "max_steps"
-    TOOL_RULE = "tool_rule"
-    NO_TOOL_CALL = "no_tool_call"
-    INVALID_TOOL_CALL = "invalid_tool_call"
-    INVALID_LLM_RESPONSE = "invalid_llm_response"
-    LLM_API_ERROR = "llm_api_error"
-    ERROR = "error"
-    CANCELLED = "cancelled"
+# The engine's closed enum as model choices (same names, values and labels as before).
+StopReason = models.TextChoices("StopReason", [(reason.name, reason.value) for reason in EngineStopReason])
 
 
 class RunQuerySet(OrgScopedQuerySet):

@@ -13,6 +13,7 @@ from django.db import connection
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
 from agents.models import Agent, Message, MessageRole
 from tools.models import AgentTool, Tool
@@ -62,6 +63,19 @@ def message_list(
     if order == "desc":
         return list(reversed(rows.order_by("-seq")[:limit]))
     return list(rows.order_by("seq")[:limit])
+
+
+def pending_approval_row(agent: Agent) -> Message | None:
+    """The assistant row whose tool calls wait for a person (the agent awaits approval), if any."""
+    last = (
+        Message.objects.filter(agent=agent, seq__gte=agent.context_start_seq)
+        .exclude(role=MessageRole.SYSTEM)
+        .order_by("-seq")
+        .first()
+    )
+    if last is None or approval_rules.pending_approval([last.snapshot()]) is None:
+        return None
+    return last
 
 
 def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid.UUID]]:

@@ -41,6 +41,8 @@ TOOL_RULE_TYPES = frozenset(
         "run_first",
     }
 )
+# Letta's rule types this server knows but does not enforce: refused (400) rather than silently ignored.
+UNENFORCED_TOOL_RULE_TYPES = frozenset({"conditional", "parent_last_tool"})
 # Anthropic models with extended thinking get it on by default, as on Letta.
 _THINKING_MODEL_PREFIXES = ("claude-3-7", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-4")
 DEFAULT_MAX_REASONING_TOKENS = 1024
@@ -110,6 +112,12 @@ def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dic
     for rule in tool_rules:
         if rule.get("type") not in TOOL_RULE_TYPES or not isinstance(rule.get("tool_name"), str):
             raise InvalidArgument(f"Unsupported tool rule {dict(rule)!r}", field="tool_rules")
+        if rule["type"] in UNENFORCED_TOOL_RULE_TYPES:
+            raise InvalidArgument(
+                f"Tool rules of type {rule['type']!r} are not supported by this server; "
+                f"use {', '.join(sorted(TOOL_RULE_TYPES - UNENFORCED_TOOL_RULE_TYPES))}.",
+                field="tool_rules",
+            )
         if rule["type"] == "requires_approval":
             gated.add(rule["tool_name"])
         else:

@@ -1,7 +1,6 @@
 """Wire the engine to one agent's rows: collaborators from the database, and the one way to run a turn.
 
-Every transport (the blocking API call, the SSE stream, the Celery task, the
-in-process executor) calls ``open_turn`` and iterates ``Turn.events()``.
+``agents.execute`` calls ``open_turn`` for every run, whatever its transport.
 """
 
 from __future__ import annotations
@@ -10,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 
-from agents.conversation import DjangoConversationStore, snapshot
+from agents.conversation import DjangoConversationStore
 from agents.engine.context import ModelSettings
 from agents.engine.inputs import TurnInput
 from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
-from agents.engine.state import check_turn_input, preview_request
+from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client
 from agents.models import Message
 from tools.base import ToolContext, ToolSpec
@@ -23,6 +22,7 @@ from tools.runtime import DefaultToolRunner, tool_spec_for
 
 if TYPE_CHECKING:
     from accounts.models import ApiKey, User
+    from agents.broadcast import EventPublisher
     from agents.llm.base import LLMClient
     from agents.models import Agent, Run
     from tools.base import ToolRunner
@@ -67,6 +67,7 @@ def _collaborators(
     llm: LLMClient | None,
     tool_runner: ToolRunner | None,
     max_steps: int | None,
+    publisher: EventPublisher | None = None,
 ) -> TurnCollaborators:
     settings = model_settings(agent)
     if max_steps:
@@ -82,6 +83,7 @@ def _collaborators(
             run=run,
             sender_user_id=getattr(sender_user, "pk", None),
             sender_api_key_id=getattr(api_key, "pk", None),
+            publisher=publisher,
         ),
         llm=llm or default_llm_client(agent),
         tool_runner=tool_runner or default_tool_runner(),
@@ -109,8 +111,12 @@ async def open_turn(
     llm: LLMClient | None = None,
     tool_runner: ToolRunner | None = None,
     max_steps: int | None = None,
+    publisher: EventPublisher | None = None,
 ) -> Turn:
-    """Start a turn of ``agent`` for ``run``; raises domain errors before anything is streamed."""
+    """Start a turn of ``agent`` for ``run``; raises domain errors before anything is streamed.
+
+    With a ``publisher``, the run's end is announced through it (after the run's own events).
+    """
     collab = await sync_to_async(_collaborators)(
         agent,
         run,
@@ -119,13 +125,13 @@ async def open_turn(
         llm=llm,
         tool_runner=tool_runner,
         max_steps=max_steps,
+        publisher=publisher,
     )
     return await start_turn(collab, turn_input, stream_tokens=stream_tokens)
 
 
 def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
-
-    rows = [snapshot(m) for m in Message.objects.in_context(agent)]
+    rows = [m.snapshot() for m in Message.objects.in_context(agent)]
     request = preview_request(
         rows, turn_input, tool_specs(agent), model_settings(agent), ToolRules.from_json(agent.tool_rules)
     )
@@ -136,10 +142,3 @@ def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
 async def preview_payload(*, agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
     """The exact JSON body the provider would receive for this input now; nothing is persisted."""
     return await sync_to_async(_preview)(agent, turn_input)
-
-
-def check_input(*, agent: Agent, turn_input: TurnInput) -> None:
-    """Raise the engine's errors now for input the agent's state does not accept (used before queueing a run)."""
-
-    rows = [snapshot(m) for m in Message.objects.in_context(agent)]
-    check_turn_input(rows, turn_input)

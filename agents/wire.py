@@ -14,6 +14,7 @@ names, key order and value formats follow a real Letta 0.13.0 server
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -224,6 +225,36 @@ def letta_messages_for_row(row: Any) -> list[dict[str, Any]]:
 
 def letta_messages(rows: Iterable[Any]) -> list[dict[str, Any]]:
     return [message for row in rows for message in letta_messages_for_row(row)]
+
+
+def row_kind(row: Any) -> str:
+    """``login_notice`` for the login message that opens a conversation (Letta's ``{"type": "login"}``
+    user row), ``message`` for every other row."""
+    if row.role != MessageRole.USER or len(row.content or []) != 1:
+        return "message"
+    text = _text_of(row.content)
+    if not text.startswith("{"):
+        return "message"
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return "message"
+    return "login_notice" if isinstance(parsed, dict) and parsed.get("type") == "login" else "message"
+
+
+def chat_row(row: Any) -> dict[str, Any]:
+    """A row as the browser chat receives it, in history pages, syncs and live events alike."""
+    return {
+        "row": {"id": public_id("message", row.id), "seq": row.seq, "role": row.role, "kind": row_kind(row)},
+        "messages": letta_messages_for_row(row),
+    }
+
+
+def approval_request(row: Any) -> dict[str, Any] | None:
+    """The ``approval_request_message`` of an assistant row whose calls wait for a human, if any."""
+    if row is None:
+        return None
+    return next((m for m in letta_messages_for_row(row) if m["message_type"] == "approval_request_message"), None)
 
 
 # --- tools --------------------------------------------------------------------------------

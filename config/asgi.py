@@ -11,8 +11,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from agents.dispatch import bind_server_loop  # noqa: E402
 from agents.routing import websocket_urlpatterns  # noqa: E402
-from agents.runs import bind_server_loop  # noqa: E402
 
 application = bind_server_loop(
     ProtocolTypeRouter(

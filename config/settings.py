@@ -169,6 +169,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
 # A running run whose heartbeat is older than this is ended by the sweeper (default: twice the lease).
 RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
+# How often the embedded server (in-process runs, no Celery beat) sweeps runs whose executor died (0: never).
+RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
+# A run still going after this long is ended as failed ("exceeded its time limit") and frees its agent.
+RUN_TIME_LIMIT_SECONDS = env.int("RUN_TIME_LIMIT_SECONDS", default=900)
 
 # Sandboxed execution of source tools (see tools/sandbox/): "auto" uses bubblewrap when it works.
 TOOL_SANDBOX_BACKEND = env.str("TOOL_SANDBOX_BACKEND", default="auto")

@@ -14,3 +14,4 @@ STORAGES = {
 }
 DEMO_TOKEN_DELAY = 0.0
 WHITENOISE_AUTOREFRESH = True  # tests serve static files from the finders; no collectstatic
+RUN_SWEEP_INTERVAL_SECONDS = 0  # in-process tests sweep when they mean to; live servers set their own

@@ -1,7 +1,7 @@
 """The one DRF exception handler: every error leaves the API in Letta's (FastAPI's) shape.
 
 - ``ApplicationError`` → its status, ``{"detail": <detail>}`` (a string, or an object for
-  ``PendingApprovalConflict``);
+  ``PendingApprovalConflict``); a 409 also says ``x-should-retry: false``;
 - malformed input (serializer or query validation, bad JSON) → 422 with FastAPI's
   ``{"detail": [{"loc": [...], "msg", "type"}]}``, which the SDK raises as ``UnprocessableEntityError``;
 - ``Http404`` / other DRF errors → their status with ``{"detail": "..."}`` (401 keeps ``WWW-Authenticate``,
@@ -49,7 +49,9 @@ def validation_detail(errors: Any, location: str = "body") -> list[dict[str, Any
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     set_rollback()
     if isinstance(exc, ApplicationError):
-        return Response({"detail": exc.detail}, status=exc.status_code)
+        # A conflict is the state of the agent, not a glitch: letta-client 1.x must not send it again.
+        headers = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
+        return Response({"detail": exc.detail}, status=exc.status_code, headers=headers)
     if isinstance(exc, Http404):
         return Response({"detail": str(exc) or "Not found"}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, PermissionDenied):

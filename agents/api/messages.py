@@ -11,11 +11,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from agents import runs
+from accounts.models import ApiKey
+from agents import run_state
 from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.runs import run_stream_response
+from agents.api.run_stream import run_stream_response
 from agents.api.streaming import (
     LettaStreamEncoder,
     keep_alive,
@@ -25,8 +26,12 @@ from agents.api.streaming import (
     usage_json,
 )
 from agents.context import agent_reset_messages, context_overview
-from agents.errors import ApplicationError
-from agents.turns import check_input, open_turn, preview_payload
+from agents.dispatch import run_in_background
+from agents.engine.events import RunFinishedEvent
+from agents.engine.inputs import TurnRequest
+from agents.execute import RunExecution, start_inline
+from agents.runs import RunMode, run_start
+from agents.turns import preview_payload
 from agents.wire import agent_state, run_json
 
 if TYPE_CHECKING:
@@ -35,7 +40,6 @@ if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
 
-    from agents.engine.loop import Turn
     from agents.models import Agent, Run
 
 # ``{"run-…": "cancelled"}`` for each run asked to stop.
@@ -47,61 +51,32 @@ ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.Err
 
 
 class SendingView(OrgScopedAPIView):
-    """Shared by the views that start a turn: parse the body, create the run, open the turn."""
+    """Shared by the views that start a turn: parse the body once, start the run through ``run_start``."""
 
-    def start(self, agent: Agent, *, stream_tokens: bool) -> Turn:
-        data = self.request.data
-        turn_input = runs.parse_turn_input(data)
-        max_steps = runs.parse_max_steps(data)
-        run = runs.run_create(agent=agent, request=dict(data), created_by=self.acting_user, api_key=self.api_key)
-        try:
-            return async_to_sync(open_turn)(
-                agent=agent,
-                run=run,
-                turn_input=turn_input,
-                stream_tokens=stream_tokens,
-                sender_user=self.acting_user,
-                api_key=self.api_key,
-                max_steps=max_steps,
-            )
-        except ApplicationError:
-            run.delete()  # refused before it started: nothing to keep
-            raise
+    def turn_request(self) -> TurnRequest:
+        return TurnRequest.parse(self.request.data)
 
-    def queue(self, agent: Agent) -> Run:
-        """Create a background run for this request and hand it to a worker; errors are raised now."""
-        data = self.request.data
-        turn_input = runs.parse_turn_input(data)
-        runs.parse_max_steps(data)
-        check_input(agent=agent, turn_input=turn_input)
-        run = runs.run_create(
-            agent=agent,
-            request={**data, "stream_tokens": True},
-            background=True,
-            created_by=self.acting_user,
-            api_key=self.api_key,
-        )
-        runs.run_dispatch(run=run)
-        return run
+    def start_run(self, agent: Agent, turn_request: TurnRequest, mode: RunMode) -> Run:
+        return run_start(agent=agent, request=turn_request, mode=mode, user=self.acting_user, api_key=self.api_key)
 
     @property
-    def api_key(self) -> Any:
-        from accounts.models import ApiKey
-
+    def api_key(self) -> ApiKey | None:
         return self.request.auth if isinstance(self.request.auth, ApiKey) else None
 
 
-async def collect_response(turn: Turn) -> dict[str, Any]:
+async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, Any]:
+    """Execute ``run`` inline and answer with the whole turn (Letta's ``LettaResponse``)."""
+    execution = await start_inline(run, turn_request, stream_tokens=False)
     encoder = LettaStreamEncoder(stream_tokens=False)
     messages: list[dict[str, Any]] = []
     stop_reason, usage = None, None
-    async for event in turn.events():
-        if event.type == "run_finished":
-            stop_reason, usage = stop_reason_json(event.stop_reason), usage_json(event.usage)  # type: ignore[union-attr]
+    async for event in execution.events():
+        if isinstance(event, RunFinishedEvent):
+            stop_reason, usage = stop_reason_json(event.stop_reason), usage_json(event.usage)
             continue
         messages.extend(encoder.encode(event))
-    assert usage is not None
-    usage = {k: v for k, v in usage.items() if k != "message_type"} | {"run_ids": [f"run-{turn.run_id}"]}
+    assert usage is not None, "a turn always ends with run_finished"
+    usage = {k: v for k, v in usage.items() if k != "message_type"} | {"run_ids": [run.public_id]}
     return {"messages": messages, "stop_reason": stop_reason, "usage": usage}
 
 
@@ -109,29 +84,28 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
     """``GET``: the history (see ``messages_list``); ``POST``: send and wait for the whole turn."""
 
     @extend_schema(
-        operation_id="agents_messages_create",
-        request=s.LettaRequestInput,
-        responses={200: s.LettaResponseOutput, **ERRORS},
+        operation_id="agents_messages_create", request=TurnRequest, responses={200: s.LettaResponseOutput, **ERRORS}
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        turn = self.start(agent, stream_tokens=False)
-        return Response(async_to_sync(collect_response)(turn))
+        turn_request = self.turn_request()
+        run = self.start_run(agent, turn_request, RunMode.INLINE)
+        return Response(async_to_sync(blocking_response)(run, turn_request))
 
 
-async def _pump(turn: Turn, queue: asyncio.Queue[Any]) -> None:
+async def _pump(execution: RunExecution, queue: asyncio.Queue[Any]) -> None:
     """Run the whole turn whatever happens to the client, so nothing persisted is lost and the lock is freed."""
     try:
-        async for event in turn.events():
+        async for event in execution.events():
             await queue.put(event)
     finally:
         await queue.put(None)
 
 
-async def sse_events(turn: Turn, *, stream_tokens: bool, include_pings: bool) -> AsyncIterator[bytes]:
+async def sse_events(execution: RunExecution, *, stream_tokens: bool, include_pings: bool) -> AsyncIterator[bytes]:
     encoder = LettaStreamEncoder(stream_tokens=stream_tokens)
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    runs.run_in_background(_pump(turn, queue))
+    run_in_background(_pump(execution, queue))
     while True:
         try:
             event = await asyncio.wait_for(queue.get(), timeout=settings.SSE_KEEPALIVE_SECONDS)
@@ -148,28 +122,31 @@ async def sse_events(turn: Turn, *, stream_tokens: bool, include_pings: bool) ->
 class AgentMessagesStreamView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_stream",
-        request=s.LettaStreamingRequestInput,
+        request=TurnRequest,
         responses={(200, "text/event-stream"): s.LettaStreamEventOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse:
         agent = self.get_agent(agent_id)
-        stream_tokens = runs.parse_flag(request.data, "stream_tokens")
-        include_pings = runs.parse_flag(request.data, "include_pings")
-        if runs.parse_flag(request.data, "background"):
-            run = self.queue(agent)
+        turn_request = self.turn_request()
+        include_pings = bool(turn_request.include_pings)
+        if turn_request.background:
+            run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
             return run_stream_response(run, include_pings=include_pings)
-        turn = self.start(agent, stream_tokens=stream_tokens)
-        return sse_response(sse_events(turn, stream_tokens=stream_tokens, include_pings=include_pings))
+        stream_tokens = bool(turn_request.stream_tokens)
+        run = self.start_run(agent, turn_request, RunMode.INLINE)
+        execution = async_to_sync(start_inline)(run, turn_request, stream_tokens=stream_tokens)
+        return sse_response(sse_events(execution, stream_tokens=stream_tokens, include_pings=include_pings))
 
 
 class AgentMessagesAsyncView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_async",
-        request=s.LettaRequestInput,
+        request=TurnRequest,
         responses={200: s.RunOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
-        return Response(run_json(self.queue(self.get_agent(agent_id))))
+        agent = self.get_agent(agent_id)
+        return Response(run_json(self.start_run(agent, self.turn_request(), RunMode.BACKGROUND)))
 
 
 class AgentMessagesCancelView(OrgScopedAPIView):
@@ -182,7 +159,7 @@ class AgentMessagesCancelView(OrgScopedAPIView):
         agent = self.get_agent(agent_id)
         body = s.CancelAgentRunsInput(data=request.data)
         body.is_valid(raise_exception=True)
-        cancelled = runs.agent_cancel_runs(agent=agent, run_ids=body.validated_data.get("run_ids"))
+        cancelled = run_state.cancel_agent_runs(agent=agent, run_ids=body.validated_data.get("run_ids"))
         return Response({run.public_id: "cancelled" for run in cancelled})
 
 
@@ -203,12 +180,12 @@ class AgentResetMessagesView(OrgScopedAPIView):
 class AgentPreviewPayloadView(SendingView):
     @extend_schema(
         operation_id="agents_messages_preview_raw_payload",
-        request=s.LettaRequestInput,
+        request=TurnRequest,
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        turn_input = runs.parse_turn_input(request.data)
+        turn_input = self.turn_request().turn_input()
         return Response(async_to_sync(preview_payload)(agent=agent, turn_input=turn_input))
 
 

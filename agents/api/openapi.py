@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
+from pydantic.json_schema import model_json_schema
+
+from agents.engine.inputs import RequestModel
 
 # ``limit`` of every list: ``OrgScopedAPIView.query_int``'s default bounds.
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000}
@@ -35,3 +40,48 @@ class ApiAutoSchema(AutoSchema):
             responses.setdefault("429", {"description": "The key's rate limit; see Retry-After.", "content": error})
         operation["responses"] = dict(sorted(responses.items()))
         return operation
+
+
+def _oas30(schema: Any) -> Any:
+    """Pydantic's JSON Schema (2020-12) in OpenAPI 3.0's dialect: ``nullable`` instead of a
+    ``null`` type, ``enum`` instead of ``const``."""
+    if isinstance(schema, list):
+        return [_oas30(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    schema = {key: _oas30(value) for key, value in schema.items()}
+    if "const" in schema:
+        schema["enum"] = [schema.pop("const")]
+    choices = schema.get("anyOf")
+    if isinstance(choices, list) and {"type": "null"} in choices:
+        rest = [choice for choice in choices if choice != {"type": "null"}]
+        del schema["anyOf"]
+        if len(rest) == 1 and "$ref" in rest[0]:
+            schema["allOf"] = rest
+        elif len(rest) == 1:
+            schema = rest[0] | schema
+        else:
+            schema["anyOf"] = rest
+        schema["nullable"] = True
+    return schema
+
+
+class RequestModelSchema(OpenApiSerializerExtension):
+    """The turn request family (``agents.engine.inputs``) as components, the way clients send it."""
+
+    target_class = RequestModel
+    match_subclasses = True
+    priority = 1  # before drf-spectacular's own pydantic extension
+
+    def get_name(self, auto_schema: AutoSchema, direction: str) -> str:
+        # drf-spectacular suffixes request components with "Request": TurnRequest stays TurnRequest.
+        return str(self.target.__name__).removesuffix("Request")
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: str) -> Any:
+        schema = model_json_schema(self.target, ref_template="#/components/schemas/{model}", mode="validation")
+        for name, definition in schema.pop("$defs", {}).items():
+            component = ResolvedComponent(
+                name=name, type=ResolvedComponent.SCHEMA, object=name, schema=_oas30(definition)
+            )
+            auto_schema.registry.register_on_missing(component)
+        return _oas30(schema)

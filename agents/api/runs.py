@@ -2,44 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from asgiref.sync import sync_to_async
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from accounts.access import get_for_org
-from agents import runs
+from agents import run_state
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT
-from agents.api.streaming import INPUT_ROLES, keep_alive, sse_frame, sse_response, stop_reason_json, usage_json
-from agents.engine.events import TurnUsage
+from agents.api.run_stream import run_stream_response
 from agents.errors import NotFound, ValidationFailed
-from agents.models import Agent, Message, Run, RunStatus, Step
-from agents.wire import letta_messages, letta_messages_for_row, run_json, step_json
+from agents.models import Agent, Message, Run, Step
+from agents.wire import letta_messages, run_json, step_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
-
-FINISHED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
-MAX_STREAM_SECONDS = 3600
-
-
-def run_usage(run: Run) -> TurnUsage:
-    return TurnUsage(
-        prompt_tokens=run.prompt_tokens,
-        completion_tokens=run.completion_tokens,
-        total_tokens=run.total_tokens,
-        step_count=run.step_count,
-    )
 
 
 class RunListView(OrgScopedAPIView):
@@ -100,7 +81,7 @@ class RunDetailView(OrgScopedAPIView):
 
     @extend_schema(operation_id="runs_delete", responses={200: s.RunOutput, 404: s.ErrorOutput})
     def delete(self, request: Request, run_id: str) -> Response:
-        run = runs.run_cancel(run=get_for_org(Run, self.organization, run_id))
+        run = run_state.cancel(get_for_org(Run, self.organization, run_id))
         body = run_json(run)
         run.delete()
         return Response(body)
@@ -109,7 +90,7 @@ class RunDetailView(OrgScopedAPIView):
 class RunCancelView(OrgScopedAPIView):
     @extend_schema(operation_id="runs_cancel", request=None, responses={200: s.RunOutput, 404: s.ErrorOutput})
     def post(self, request: Request, run_id: str) -> Response:
-        return Response(run_json(runs.run_cancel(run=get_for_org(Run, self.organization, run_id))))
+        return Response(run_json(run_state.cancel(get_for_org(Run, self.organization, run_id))))
 
 
 class RunMessagesView(OrgScopedAPIView):
@@ -168,52 +149,19 @@ class RunUsageView(OrgScopedAPIView):
         )
 
 
-def _stream_snapshot(run_pk: Any) -> tuple[Run, list[dict[str, Any]]]:
-    run = Run.objects.get(pk=run_pk)
-    rows = Message.objects.for_org(run.organization_id).filter(run=run).exclude(role__in=INPUT_ROLES).order_by("seq")
-    return run, [message for row in rows for message in letta_messages_for_row(row)]
-
-
-async def run_stream(
-    run: Run, *, starting_after: int, include_pings: bool, poll_interval: float
-) -> AsyncIterator[bytes]:
-    """A run's messages as SSE, numbered by ``seq_id`` from 1, from ``starting_after`` on, until it ends.
-
-    Reads the committed rows, so it works from any process and can be resumed at any ``seq_id``.
-    """
-    sent = starting_after
-    last_output = time.monotonic()
-    deadline = time.monotonic() + MAX_STREAM_SECONDS
-    while time.monotonic() < deadline:
-        current, messages = await sync_to_async(_stream_snapshot)(run.pk)
-        for index, message in enumerate(messages[sent:], start=sent + 1):
-            yield sse_frame(message | {"seq_id": index})
-            sent = index
-            last_output = time.monotonic()
-        if current.status in FINISHED:
-            yield sse_frame(stop_reason_json(current.stop_reason or "error"))
-            yield sse_frame(usage_json(run_usage(current), [current.public_id]))
-            yield sse_frame("[DONE]")
-            return
-        if time.monotonic() - last_output > settings.SSE_KEEPALIVE_SECONDS:
-            yield keep_alive(include_pings=include_pings)
-            last_output = time.monotonic()
-        await asyncio.sleep(poll_interval)
-
-
-def run_stream_response(
-    run: Run, *, starting_after: int = 0, include_pings: bool = False, poll_interval: float = 0.1
-) -> StreamingHttpResponse:
-    return sse_response(
-        run_stream(run, starting_after=starting_after, include_pings=include_pings, poll_interval=poll_interval)
-    )
-
-
 class RunStreamInput(serializers.Serializer):
     starting_after = serializers.IntegerField(required=False, min_value=0, allow_null=True)
     include_pings = serializers.BooleanField(required=False, allow_null=True)
-    poll_interval = serializers.FloatField(required=False, min_value=0.01, max_value=10, allow_null=True)
-    batch_size = serializers.IntegerField(required=False, min_value=1, allow_null=True)
+    poll_interval = serializers.FloatField(
+        required=False,
+        min_value=0.01,
+        max_value=10,
+        allow_null=True,
+        help_text="Accepted for compatibility: the stream follows live events.",
+    )
+    batch_size = serializers.IntegerField(
+        required=False, min_value=1, allow_null=True, help_text="Accepted for compatibility."
+    )
 
 
 class RunStreamView(OrgScopedAPIView):
@@ -231,10 +179,7 @@ class RunStreamView(OrgScopedAPIView):
             raise ValidationFailed(validation_detail(body.errors))
         data = body.validated_data
         return run_stream_response(
-            run,
-            starting_after=data.get("starting_after") or 0,
-            include_pings=bool(data.get("include_pings")),
-            poll_interval=data.get("poll_interval") or 0.1,
+            run, starting_after=data.get("starting_after") or 0, include_pings=bool(data.get("include_pings"))
         )
 
 

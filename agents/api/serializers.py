@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from agents.engine.stop import StopReason
 from agents.services import TOOL_RULE_TYPES
 
 # The largest value the integer columns (``PositiveIntegerField``) hold on every database.
@@ -143,84 +143,7 @@ class ToolUpdateInput(serializers.Serializer):
     default_requires_approval = _optional(serializers.BooleanField)
 
 
-# --- sending messages (documentation: ``agents.runs.parse_turn_input`` parses these bodies) ---
-
-_TEXT_PART = {
-    "type": "object",
-    "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
-    "required": ["text"],
-}
-
-
-@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "array", "items": _TEXT_PART}]})
-class MessageContentField(serializers.JSONField):
-    """A string, or a list of text parts (joined with newlines)."""
-
-
-class MessageCreateInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["message"], required=False)
-    role = serializers.ChoiceField(choices=["user", "system"], required=False)
-    content = MessageContentField()
-    otid = serializers.CharField(
-        max_length=64, required=False, allow_null=True, allow_blank=True, help_text="Makes a resend idempotent."
-    )
-
-
-class ApprovalDecisionInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["approval"])
-    tool_call_id = serializers.CharField()
-    approve = serializers.BooleanField()
-    reason = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-
-
-class ClientToolReturnInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["tool"])
-    tool_call_id = serializers.CharField()
-    tool_return = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    status = serializers.ChoiceField(choices=["success", "error"], required=False)
-
-
-class ApprovalCreateInput(serializers.Serializer):
-    """The answer to a pending approval; ``approvals`` wins over the legacy fields."""
-
-    type = serializers.ChoiceField(choices=["approval"])
-    approvals = serializers.ListField(
-        child=PolymorphicProxySerializer(
-            component_name="ApprovalItem",
-            serializers=[ApprovalDecisionInput, ClientToolReturnInput],
-            resource_type_field_name="type",
-        ),
-        required=False,
-        allow_null=True,
-    )
-    approve = serializers.BooleanField(required=False, allow_null=True)
-    approval_request_id = serializers.CharField(required=False, allow_null=True)
-    reason = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-
-
-_MESSAGE_ITEM = PolymorphicProxySerializer(
-    component_name="MessageCreateOrApproval",
-    serializers=[MessageCreateInput, ApprovalCreateInput],
-    resource_type_field_name=None,
-)
-
-
-class LettaRequestInput(serializers.Serializer):
-    """Input of a turn: user messages, one approval answer alone, or ``[]`` to step again."""
-
-    messages = serializers.ListField(child=_MESSAGE_ITEM)
-    max_steps = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000)
-    use_assistant_message = serializers.BooleanField(required=False, help_text="Accepted for compatibility.")
-    include_return_message_types = serializers.ListField(
-        child=serializers.CharField(), required=False, allow_null=True, help_text="Accepted for compatibility."
-    )
-    enable_thinking = serializers.CharField(required=False, help_text="Accepted for compatibility.")
-
-
-class LettaStreamingRequestInput(LettaRequestInput):
-    stream_tokens = serializers.BooleanField(required=False, help_text="One event per model delta.")
-    include_pings = serializers.BooleanField(required=False, help_text="Ping events instead of keep-alive comments.")
-    background = serializers.BooleanField(required=False, help_text="Run in a worker; the stream follows the run.")
+# --- cancelling (turn requests are ``agents.engine.inputs.TurnRequest``) ---
 
 
 class CancelAgentRunsInput(serializers.Serializer):
@@ -372,18 +295,7 @@ class HealthOutput(serializers.Serializer):
     status = serializers.CharField()
 
 
-STOP_REASONS = [
-    "end_turn",
-    "requires_approval",
-    "max_steps",
-    "tool_rule",
-    "no_tool_call",
-    "invalid_tool_call",
-    "invalid_llm_response",
-    "llm_api_error",
-    "error",
-    "cancelled",
-]
+STOP_REASONS = [reason.value for reason in StopReason]
 
 
 class StopReasonOutput(serializers.Serializer):

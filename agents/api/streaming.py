@@ -99,28 +99,47 @@ class LettaStreamEncoder:
             return [stop_reason_json(event.stop_reason), usage_json(event.usage)]
         return [self._delta(event)]
 
-    def _part_index(self, message_id: Any, kind: str, slot: int = 0) -> int:
-        key = (message_id, kind, slot)
+    def _part_index(self, message_id: Any, kind: str, known: int | None = None) -> int:
+        key = (message_id, kind, 0)
         if key not in self._parts:
-            self._parts[key] = sum(1 for k in self._parts if k[0] == message_id)
+            self._parts[key] = known if known is not None else sum(1 for k in self._parts if k[0] == message_id)
         return self._parts[key]
 
     def _delta(self, event: ReasoningDeltaEvent | TextDeltaEvent | ToolCallDeltaEvent) -> dict[str, Any]:
         started = self._started.setdefault(event.message_id, timezone.now())
+        if isinstance(event, ReasoningDeltaEvent | TextDeltaEvent):
+            kind = "reasoning" if isinstance(event, ReasoningDeltaEvent) else "text"
+            index = self._part_index(event.message_id, kind, event.part_index)
+            signature = event.signature if isinstance(event, ReasoningDeltaEvent) else None
+            return text_delta_chunk(
+                kind, event.message_id, event.step_id, event.run_id, started, index, event.text, signature
+            )
         row = _PreviewRow(id=event.message_id, step_id=event.step_id, run_id=event.run_id, created_at=started)
-        if isinstance(event, ReasoningDeltaEvent):
-            otid = part_otid(event.message_id, self._part_index(event.message_id, "reasoning"))
-            return message_header(row, "reasoning_message", otid) | {
-                "source": "reasoner_model",
-                "reasoning": event.text,
-                "signature": event.signature,
-            }
-        if isinstance(event, TextDeltaEvent):
-            otid = part_otid(event.message_id, self._part_index(event.message_id, "text"))
-            return message_header(row, "assistant_message", otid) | {"content": event.text}
         kind = "approval_request_message" if event.requires_approval else "tool_call_message"
         otid = part_otid(event.message_id, self._part_index(event.message_id, kind))
         return message_header(row, kind, otid) | {
             "tool_call": {"name": event.name, "arguments": event.arguments_delta, "tool_call_id": event.tool_call_id},
             "tool_calls": None,
         }
+
+
+def text_delta_chunk(
+    kind: str,
+    message_id: Any,
+    step_id: Any,
+    run_id: Any,
+    started: datetime,
+    part_index: int,
+    text: str,
+    signature: str | None = None,
+) -> dict[str, Any]:
+    """A reasoning (``kind="reasoning"``) or assistant (``"text"``) delta as a chunk of the LettaMessage it previews."""
+    row = _PreviewRow(id=message_id, step_id=step_id, run_id=run_id, created_at=started)
+    otid = part_otid(message_id, part_index)
+    if kind == "reasoning":
+        return message_header(row, "reasoning_message", otid) | {
+            "source": "reasoner_model",
+            "reasoning": text,
+            "signature": signature,
+        }
+    return message_header(row, "assistant_message", otid) | {"content": text}

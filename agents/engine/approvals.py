@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agents.engine.inputs import ApprovalItem, ToolReturnItem
 from agents.errors import InvalidApprovalInput, InvalidToolCallIds, NoPendingApproval
 
 if TYPE_CHECKING:
@@ -30,19 +31,6 @@ class PendingBatch:
     @property
     def awaits_approval(self) -> bool:
         return bool(self.gated_calls)
-
-
-def unanswered_batch(rows: list[MessageSnapshot]) -> PendingBatch | None:
-    """The last assistant row if its tool calls were never answered by a tool row."""
-    for row in reversed(rows):
-        if row.role in ("system",):
-            continue
-        if row.role == "assistant" and row.tool_calls:
-            return PendingBatch(row)
-        if row.role == "approval":
-            continue
-        return None
-    return None
 
 
 def pending_approval(rows: list[MessageSnapshot]) -> PendingBatch | None:
@@ -68,6 +56,10 @@ class Decision:
     tool_return: Any = None
     status: Literal["success", "error"] = "success"
 
+    @property
+    def denied(self) -> bool:
+        return self.kind == "approval" and not self.approve
+
     def as_json(self) -> dict[str, Any]:
         if self.kind == "tool":
             return {
@@ -84,7 +76,7 @@ class Decision:
 def resolve_decisions(
     pending: PendingBatch | None,
     *,
-    approvals: list[dict[str, Any]] | None,
+    approvals: list[ApprovalItem | ToolReturnItem] | None,
     approve: bool | None = None,
     approval_request_id: str | None = None,
     reason: str | None = None,
@@ -116,20 +108,7 @@ def resolve_decisions(
     return [by_id[cid] for cid in expected]
 
 
-def _decision_from_item(item: Any) -> Decision:
-    if not isinstance(item, dict):
-        raise InvalidApprovalInput("Each item of 'approvals' must be an object.")
-    kind = item.get("type", "approval")
-    tool_call_id = item.get("tool_call_id")
-    if not isinstance(tool_call_id, str) or not tool_call_id:
-        raise InvalidApprovalInput("Each item of 'approvals' needs a 'tool_call_id'.")
-    if kind == "tool":
-        status = item.get("status", "success")
-        if status not in ("success", "error"):
-            raise InvalidApprovalInput("'status' of a tool return must be 'success' or 'error'.")
-        return Decision(tool_call_id=tool_call_id, kind="tool", tool_return=item.get("tool_return"), status=status)
-    if kind != "approval":
-        raise InvalidApprovalInput(f"Unknown approval item type {kind!r}; expected 'approval' or 'tool'.")
-    if not isinstance(item.get("approve"), bool):
-        raise InvalidApprovalInput("'approve' must be true or false.")
-    return Decision(tool_call_id=tool_call_id, kind="approval", approve=item["approve"], reason=item.get("reason"))
+def _decision_from_item(item: ApprovalItem | ToolReturnItem) -> Decision:
+    if isinstance(item, ToolReturnItem):
+        return Decision(tool_call_id=item.tool_call_id, kind="tool", tool_return=item.tool_return, status=item.status)
+    return Decision(tool_call_id=item.tool_call_id, kind="approval", approve=item.approve, reason=item.reason)

@@ -54,13 +54,19 @@ class DeltaKind:
     tool_call_id: str | None = None
     name: str | None = None
     requires_approval: bool = False
+    # Where a reasoning or text delta goes: the LettaMessage of the row it previews
+    # (its index among the row's messages) and that message's length before it.
+    part_index: int = 0
+    offset: int = 0
 
 
 def delta_event(delta: DeltaKind, run_id: Any, seq: int, message_id: Any, step_id: Any) -> EngineEvent:
     if delta.kind == "reasoning":
-        return ReasoningDeltaEvent(run_id, seq, message_id, step_id, delta.text, delta.signature)
+        return ReasoningDeltaEvent(
+            run_id, seq, message_id, step_id, delta.text, delta.signature, delta.part_index, delta.offset
+        )
     if delta.kind == "text":
-        return TextDeltaEvent(run_id, seq, message_id, step_id, delta.text)
+        return TextDeltaEvent(run_id, seq, message_id, step_id, delta.text, delta.part_index, delta.offset)
     return ToolCallDeltaEvent(
         run_id,
         seq,
@@ -96,22 +102,29 @@ class StepOutput:
         else:
             self.parts.append({"type": kind, "text": text, **({"signature": None} if kind == "reasoning" else {})})
 
+    def _text_delta(self, kind: str, text: str, signature: str | None = None) -> DeltaKind:
+        """The delta just appended to the last part, with that part's place among the row's messages."""
+        last = self.parts[-1]
+        index = sum(1 for p in self.parts[:-1] if p["type"] != "text" or p["text"])
+        offset = len(last["text"]) - len(text)
+        return DeltaKind(kind, text, signature=signature, part_index=index, offset=offset)
+
     def absorb(self, event: Any, specs: dict[str, ToolSpec]) -> DeltaKind | None:
         if isinstance(event, ReasoningDelta):
             self._append_text("reasoning", event.text)
-            return DeltaKind("reasoning", event.text)
+            return self._text_delta("reasoning", event.text)
         if isinstance(event, ReasoningSignature):
             if self.parts and self.parts[-1]["type"] == "reasoning":
                 self.parts[-1]["signature"] = event.signature
             else:
                 self.parts.append({"type": "reasoning", "text": "", "signature": event.signature})
-            return DeltaKind("reasoning", "", signature=event.signature)
+            return self._text_delta("reasoning", "", signature=event.signature)
         if isinstance(event, RedactedReasoning):
             self.parts.append({"type": "redacted_reasoning", "data": event.data})
             return None
         if isinstance(event, TextDelta):
             self._append_text("text", event.text)
-            return DeltaKind("text", event.text)
+            return self._text_delta("text", event.text)
         if isinstance(event, ToolCallStart):
             call_id = event.id or f"call_{uuid.uuid4().hex[:24]}"
             self._call_index[event.index] = len(self.tool_calls)

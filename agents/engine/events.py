@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agents.engine.stop import StopReason
 from agents.engine.store import MessageSnapshot
 
 
@@ -40,6 +41,9 @@ class ReasoningDeltaEvent:
     step_id: Any
     text: str
     signature: str | None = None
+    # The LettaMessage of the row this previews, and its length before this delta.
+    part_index: int = 0
+    offset: int = 0
     type: Literal["reasoning_delta"] = "reasoning_delta"
 
 
@@ -50,6 +54,8 @@ class TextDeltaEvent:
     message_id: Any
     step_id: Any
     text: str
+    part_index: int = 0
+    offset: int = 0
     type: Literal["text_delta"] = "text_delta"
 
 
@@ -71,9 +77,11 @@ class ToolCallDeltaEvent:
 class RunFinishedEvent:
     run_id: Any
     seq: int
-    stop_reason: str
+    stop_reason: StopReason
     usage: TurnUsage = field(default_factory=TurnUsage)
     error: str | None = None
+    # The assistant row whose calls wait for a human, when the run stopped for approval.
+    awaiting_approval: MessageSnapshot | None = None
     type: Literal["run_finished"] = "run_finished"
 
 

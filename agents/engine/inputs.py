@@ -1,9 +1,181 @@
-"""What a turn is asked to do: answer user messages, resolve an approval, or step again."""
+"""What a turn is asked to do, parsed once at the edge.
+
+``TurnRequest`` is Letta's ``LettaRequest`` (the body of ``POST …/messages``,
+``/stream`` and ``/async``) as one pydantic family. The REST views, the chat's
+WebSocket frames and the OpenAPI schema all use it, so a request has one set of
+limits wherever it comes from. ``TurnRequest.turn_input()`` gives the engine its
+input: user messages, one approval answer, or "step again".
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictInt,
+    Tag,
+    ValidationError,
+    model_validator,
+)
+
+from agents.errors import ValidationFailed
+
+MAX_MESSAGE_CHARS = 100_000
+MAX_MESSAGES = 100
+MAX_APPROVALS = 100
+MAX_REASON_CHARS = 10_000
+MAX_ID_CHARS = 200
+MAX_OTID_CHARS = 64
+
+MessageText = Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+Otid = Annotated[str | None, Field(default=None, max_length=MAX_OTID_CHARS, description="Makes a resend idempotent.")]
+ToolCallId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Reason = Annotated[str | None, Field(default=None, max_length=MAX_REASON_CHARS)]
+
+
+class RequestModel(BaseModel):
+    # Letta clients send fields we do not use (``sender_id``, ``batch_item_id`` …): accepted, ignored.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class TextPart(RequestModel):
+    type: Literal["text"] = "text"
+    text: MessageText
+
+
+class MessageCreate(RequestModel):
+    """A user (or system) message; ``content`` is a string or a list of text parts."""
+
+    type: Literal["message"] | None = "message"
+    role: Literal["user", "system"] = "user"
+    content: MessageText | Annotated[list[TextPart], Field(max_length=MAX_MESSAGES)]
+    otid: Otid = None
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(part.text for part in self.content)
+
+
+class ApprovalItem(RequestModel):
+    """Approve or deny one pending call (Letta's ``ApprovalReturn``)."""
+
+    type: Literal["approval"] = "approval"
+    tool_call_id: ToolCallId
+    approve: StrictBool
+    reason: Reason = None
+
+
+class ToolReturnItem(RequestModel):
+    """The result of a call the client ran itself (Letta's ``ToolReturn``)."""
+
+    type: Literal["tool"]
+    tool_call_id: ToolCallId
+    tool_return: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)] | list[Any] | dict[str, Any]
+    status: Literal["success", "error"] = "success"
+    stdout: list[str] | None = None
+    stderr: list[str] | None = None
+
+
+ApprovalAnswer = Annotated[ApprovalItem | ToolReturnItem, Field(discriminator="type")]
+
+
+class ApprovalCreate(RequestModel):
+    """The answer to a pending batch; ``approvals`` wins over the legacy single-decision fields."""
+
+    type: Literal["approval"] = "approval"
+    approvals: Annotated[list[ApprovalAnswer], Field(max_length=MAX_APPROVALS)] | None = None
+    approve: StrictBool | None = None
+    approval_request_id: Annotated[str, Field(max_length=MAX_ID_CHARS)] | None = None
+    reason: Reason = None
+
+
+def _message_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        is_approval = value.get("type") == "approval" or "approvals" in value or "approve" in value
+        return "approval" if is_approval else "message"
+    return "approval" if isinstance(value, ApprovalCreate) else "message"
+
+
+RequestMessage = Annotated[
+    Annotated[MessageCreate, Tag("message")] | Annotated[ApprovalCreate, Tag("approval")],
+    Discriminator(_message_kind),
+]
+
+
+class TurnRequest(RequestModel):
+    """Input of a turn: user messages, one approval answer alone, or ``[]`` to step again."""
+
+    messages: Annotated[list[RequestMessage], Field(max_length=MAX_MESSAGES)] | None = None
+    input: MessageText | None = Field(default=None, description="A single user message (letta-client 1.x).")
+    max_steps: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
+    stream_tokens: StrictBool | None = Field(default=None, description="One event per model delta (streams).")
+    include_pings: StrictBool | None = Field(default=None, description="Ping events instead of keep-alive comments.")
+    background: StrictBool | None = Field(default=None, description="Run in a worker; the stream follows the run.")
+    use_assistant_message: StrictBool | None = Field(default=None, description="Accepted for compatibility.")
+    include_return_message_types: list[str] | None = Field(default=None, description="Accepted for compatibility.")
+    enable_thinking: str | None = Field(default=None, description="Accepted for compatibility.")
+
+    @model_validator(mode="after")
+    def _one_kind_of_input(self) -> TurnRequest:
+        if self.messages is None and self.input is None:
+            raise ValueError("Field required: send 'messages' (or 'input').")
+        approvals = [m for m in self.messages or [] if isinstance(m, ApprovalCreate)]
+        if approvals and len(self.messages or []) != 1:
+            raise ValueError("An approval must be sent alone, as the only message.")
+        return self
+
+    @classmethod
+    def parse(cls, data: Any) -> TurnRequest:
+        """Validate a request body, raising ``ValidationFailed`` (422, FastAPI's shape) when it is wrong."""
+        if not isinstance(data, dict):
+            raise ValidationFailed(
+                [{"loc": ["body"], "msg": "The request body must be a JSON object.", "type": "dict_type"}]
+            )
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ValidationFailed(validation_errors(exc, ["body"])) from None
+
+    def stored(self) -> dict[str, Any]:
+        """What a run keeps of its request: the fields the client set, nothing else."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def turn_input(self) -> TurnInput:
+        messages = self.messages
+        if messages is None:
+            return [UserInput(text=self.input or "")]
+        if not messages:
+            return ContinueInput()
+        first = messages[0]
+        if isinstance(first, ApprovalCreate):
+            return ApprovalInput(
+                approvals=list(first.approvals) if first.approvals is not None else None,
+                approve=first.approve,
+                approval_request_id=first.approval_request_id,
+                reason=first.reason,
+            )
+        return [UserInput(text=m.text, otid=m.otid or "") for m in messages if isinstance(m, MessageCreate)]
+
+
+def validation_errors(exc: ValidationError, prefix: list[str | int]) -> list[dict[str, Any]]:
+    """Pydantic's errors as FastAPI's ``[{"loc", "msg", "type"}]`` (what Letta answers with a 422)."""
+    errors = []
+    for error in exc.errors(include_url=False):
+        # Tagged unions add the tag to the location; FastAPI's does not show it.
+        loc = [
+            part for part in error["loc"] if part not in ("message", "approval", "function-after[_one_kind_of_input()]")
+        ]
+        message = error["msg"].removeprefix("Value error, ")
+        errors.append({"loc": [*prefix, *loc], "msg": message, "type": error["type"]})
+    return errors
 
 
 @dataclass(frozen=True)
@@ -14,7 +186,7 @@ class UserInput:
 
 @dataclass(frozen=True)
 class ApprovalInput:
-    approvals: list[dict[str, Any]] | None = None
+    approvals: list[ApprovalItem | ToolReturnItem] | None = None
     approve: bool | None = None
     approval_request_id: str | None = None
     reason: str | None = None

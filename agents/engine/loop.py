@@ -10,7 +10,7 @@ Every row is committed before its event is yielded.
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 import time
 import uuid
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
+from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
 from agents.engine.context import ModelSettings, build_request, estimate_tokens
 from agents.engine.events import (
@@ -27,8 +28,9 @@ from agents.engine.events import (
     TurnUsage,
 )
 from agents.engine.inputs import ApprovalInput, TurnInput
-from agents.engine.rules import ToolRules
-from agents.engine.state import calls_this_turn, check_turn_input, missing_results
+from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_notice
+from agents.engine.state import calls_this_turn, check_turn_input
+from agents.engine.stop import StopReason
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.errors import AgentBusy
 from agents.llm.base import (
@@ -46,14 +48,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_TRUNCATION_CONTINUES = 2
 CANCEL_POLL_SECONDS = 0.3
-TRUNCATION_NOTICE = (
-    "[System notice] Your previous answer was cut off at the output limit and any tool call in it was "
-    "dropped. Continue exactly where you stopped; re-issue a tool call if you still need it."
-)
-INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
-CANCELLED_RESULT = "Error: the run was cancelled before this tool call ran."
+INTERRUPTED_ERROR = "The run was interrupted before it finished."
 
 
 @dataclass
@@ -69,7 +65,7 @@ class TurnCollaborators:
 
 
 class _Finish(Exception):
-    def __init__(self, stop_reason: str, error: str | None = None) -> None:
+    def __init__(self, stop_reason: StopReason, error: str | None = None) -> None:
         super().__init__(stop_reason)
         self.stop_reason = stop_reason
         self.error = error
@@ -87,38 +83,13 @@ async def start_turn(collab: TurnCollaborators, turn_input: TurnInput, *, stream
     except AgentBusyError:
         raise AgentBusy() from None
     try:
-        rows = await _repair_interrupted_batch(store, rows)
+        rows = await repair_interrupted_batch(store, rows)
         turn = Turn(collab, rows, turn_input, stream_tokens=stream_tokens)
         await turn.validate()
     except BaseException:
         await store.release_turn_lock()
         raise
     return turn
-
-
-async def _repair_interrupted_batch(store: ConversationStore, rows: list[MessageSnapshot]) -> list[MessageSnapshot]:
-    """Give every call of a batch cut off by a crash a synthetic error result, so the context stays valid."""
-    broken = missing_results(rows)
-    if broken is None:
-        return rows
-    _, tool_row, missing = broken
-    synthetic = [
-        {
-            "tool_call_id": c["id"],
-            "name": c["name"],
-            "status": "error",
-            "tool_return": INTERRUPTED_RESULT,
-            "func_response": INTERRUPTED_RESULT,
-            "stdout": None,
-            "stderr": None,
-        }
-        for c in missing
-    ]
-    if tool_row is not None:
-        updated = await store.set_tool_returns(tool_row.id, [*tool_row.tool_returns, *synthetic])
-        return [updated if r.id == tool_row.id else r for r in rows]
-    [created] = await store.append([MessageDraft(role="tool", tool_returns=synthetic, is_err=True)])
-    return [*rows, created]
 
 
 class Turn:
@@ -141,6 +112,20 @@ class Turn:
         self._retry_user_row: MessageSnapshot | None = None
         self._replay_rows: list[MessageSnapshot] = []
         self._last_cancel_check = 0.0
+        self._interruption: tuple[StopReason, str] | None = None
+        self.batches = BatchRunner(
+            store=collab.store,
+            tool_runner=collab.tool_runner,
+            specs=self.specs,
+            rules=collab.rules,
+            tool_context=collab.tool_context,
+            rows=self.rows,
+            cancel_requested=lambda: self._cancel_requested(force=True),
+        )
+
+    def interrupt(self, stop_reason: StopReason, error: str) -> None:
+        """Say why the task running this turn is about to be cancelled, so the run ends with that reason."""
+        self._interruption = (stop_reason, error)
 
     # --- validation ------------------------------------------------------------
 
@@ -152,22 +137,21 @@ class Turn:
         for item in self.input:
             if item.otid:
                 existing = await self.store.find_by_otid(item.otid)
-                if existing is not None:
-                    await self._plan_resend(existing)
+                if existing is not None and await self._plan_resend(existing):
                     return
 
-    async def _plan_resend(self, existing: MessageSnapshot) -> None:
-        """A message already stored under this otid: retry its failed turn, or replay its answer."""
+    async def _plan_resend(self, existing: MessageSnapshot) -> bool:
+        """A message already stored under this otid: if it is still the latest input, retry its
+        failed turn or replay its answer (seed 003) and say so. Once another input followed it
+        (a message, an approval), the same otid names a new message (seed 000 reuses one)."""
         after = await self.store.rows_after(existing.seq)
-        if not after:
+        if any(row.role in ("user", "approval") for row in after):
+            return False
+        if after:
+            self._replay_rows = after
+        else:
             self._retry_user_row = existing
-            return
-        replay: list[MessageSnapshot] = []
-        for row in after:
-            if row.role == "user":
-                break
-            replay.append(row)
-        self._replay_rows = replay
+        return True
 
     # --- events ------------------------------------------------------------------
 
@@ -179,36 +163,49 @@ class Turn:
         return MessageEvent(run_id=self.run_id, seq=self._next_seq(), message=row, streamed=streamed)
 
     async def events(self) -> AsyncIterator[EngineEvent]:
-        stop_reason, error = "end_turn", None
+        """The turn's events; the last is always ``RunFinishedEvent``, recorded before it is yielded."""
+        stop_reason, error = StopReason.END_TURN, None
         try:
-            await self.store.start_run()
             async for event in self._run():
                 yield event
         except _Finish as finish:
             stop_reason, error = finish.stop_reason, finish.error
         except Exception as exc:
             logger.exception("Run %s failed", self.run_id)
-            stop_reason, error = "error", f"{type(exc).__name__}: {exc}"
+            stop_reason, error = StopReason.ERROR, f"{type(exc).__name__}: {exc}"
+        except asyncio.CancelledError:
+            if self._interruption is None:
+                stop_reason, error = StopReason.CANCELLED, INTERRUPTED_ERROR
+                raise
+            # Cancelled on purpose (``interrupt``): the turn ends with the reason given, as any other end.
+            stop_reason, error = self._interruption
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
         except BaseException:
-            # The task was cancelled or the consumer closed the stream: never a clean end.
-            stop_reason, error = "cancelled", "The run was interrupted before it finished."
+            # The consumer closed the stream: never a clean end.
+            stop_reason, error = StopReason.CANCELLED, INTERRUPTED_ERROR
             raise
         else:
             stop_reason = self._stop_reason
         finally:
+            pending = (
+                approval_rules.pending_approval(self.rows) if stop_reason == StopReason.REQUIRES_APPROVAL else None
+            )
+            finished = RunFinishedEvent(
+                run_id=self.run_id,
+                seq=self._next_seq(),
+                stop_reason=stop_reason,
+                usage=self.usage,
+                error=error,
+                awaiting_approval=pending.message if pending else None,
+            )
             try:
-                await self.store.finish_run(
-                    stop_reason=stop_reason,
-                    usage=self._usage_with_estimate(),
-                    step_count=self._steps,
-                    error={"message": error} if error else None,
-                )
+                await self.store.finish_run(finished, self._usage_with_estimate())
             except BaseException:
                 await self.store.release_turn_lock()
                 raise
-        yield RunFinishedEvent(
-            run_id=self.run_id, seq=self._next_seq(), stop_reason=stop_reason, usage=self.usage, error=error
-        )
+        yield finished
 
     def _usage_with_estimate(self) -> Usage:
         return Usage(
@@ -230,7 +227,7 @@ class Turn:
         )
 
     async def _run(self) -> AsyncIterator[EngineEvent]:
-        self._stop_reason = "end_turn"
+        self._stop_reason = StopReason.END_TURN
         if self._replay_rows:
             for row in self._replay_rows:
                 yield self._message(row)
@@ -274,9 +271,8 @@ class Turn:
         yield self._message(approval_row)
         tool_row = await self._run_batch(self._pending.message, {d.tool_call_id: d for d in self._decisions})
         yield self._message(tool_row)
-        decision = self._after_batch(tool_row)
-        if decision is not None:
-            raise _Finish(decision)
+        if self.batches.terminal_tool_ran(tool_row):
+            raise _Finish(StopReason.TOOL_RULE)
 
     # --- the step loop ---------------------------------------------------------------
 
@@ -285,22 +281,24 @@ class Turn:
         truncations = 0
         while True:
             if await self._cancel_requested(force=True):
-                raise _Finish("cancelled")
+                raise _Finish(StopReason.CANCELLED)
             if self._steps >= max_steps:
-                raise _Finish("max_steps")
+                raise _Finish(StopReason.MAX_STEPS)
             self._steps += 1
-            step_number = self._steps
-            step_id = await self.store.start_step(number=step_number, model=self.collab.settings.handle)
+            step_id = await self.store.start_step(number=self._steps, model=self.collab.settings.handle)
             outcome = StepOutput(message_id=uuid.uuid4())
             llm_started = time.monotonic()
             try:
                 async for event in self._call_model(outcome, step_id):
                     yield event
+                if not self.stream_tokens and await self._cancel_requested(force=True):
+                    # Asked to stop while the model answered: the answer is not kept as if the turn went on.
+                    raise _Finish(StopReason.CANCELLED)
             except _Finish as finish:
                 await self.store.finish_step(
                     step_id,
                     StepRecord(
-                        status="cancelled" if finish.stop_reason == "cancelled" else "failed",
+                        status="cancelled" if finish.stop_reason == StopReason.CANCELLED else "failed",
                         usage=outcome.usage,
                         llm_ms=_ms_since(llm_started),
                         stop_reason=finish.stop_reason,
@@ -315,27 +313,31 @@ class Turn:
             if truncated:
                 truncations += 1
                 outcome.tool_calls.clear()
-            required = self._uncalled_required() if not outcome.tool_calls and not truncated else []
-            notice = TRUNCATION_NOTICE if truncated else _required_notice(required)
+            required = tuple(self._uncalled_required()) if not outcome.tool_calls and not truncated else ()
+            notice = step_notice(truncated=truncated, uncalled_required=required)
             assistant = await self._persist_assistant(outcome, step_id, notice)
             yield self._message(assistant, streamed=self.stream_tokens)
 
-            stop: str | None
-            tool_ms = None
-            if truncated:
-                stop = None if truncations <= MAX_TRUNCATION_CONTINUES else "end_turn"
-            elif not assistant.tool_calls:
-                stop = None if required else "end_turn"
-            elif any(c.get("requires_approval") for c in assistant.tool_calls):
-                stop = "requires_approval"
-            else:
+            awaits_approval = any(c.get("requires_approval") for c in assistant.tool_calls)
+            terminal_ran, tool_ms = False, None
+            if assistant.tool_calls and not awaits_approval:
                 tool_started = time.monotonic()
                 tool_row = await self._run_batch(assistant, {})
                 tool_ms = _ms_since(tool_started)
                 yield self._message(tool_row)
-                stop = self._after_batch(tool_row)
-            if stop is None and self._steps >= max_steps:
-                stop = "max_steps"
+                terminal_ran = self.batches.terminal_tool_ran(tool_row)
+            stop = decide_after_step(
+                StepFacts(
+                    truncated=truncated,
+                    truncations=truncations,
+                    has_tool_calls=bool(assistant.tool_calls),
+                    awaits_approval=awaits_approval,
+                    terminal_tool_ran=terminal_ran,
+                    uncalled_required=required,
+                    steps=self._steps,
+                    max_steps=max_steps,
+                )
+            )
             await self.store.finish_step(
                 step_id,
                 StepRecord(
@@ -361,13 +363,6 @@ class Turn:
     def _uncalled_required(self) -> list[str]:
         return self.collab.rules.uncalled_required(calls_this_turn(self.rows), self._available())
 
-    def _after_batch(self, tool_row: MessageSnapshot) -> str | None:
-        """Whether to stop after a batch ran: a terminal tool stops the turn, otherwise the model reads the results."""
-        for result in tool_row.tool_returns:
-            if result.get("status") == "success" and self.collab.rules.is_terminal(result.get("name", "")):
-                return "tool_rule"
-        return None
-
     async def _cancel_requested(self, *, force: bool = False) -> bool:
         now = time.monotonic()
         if not force and now - self._last_cancel_check < CANCEL_POLL_SECONDS:
@@ -384,19 +379,20 @@ class Turn:
                 if delta is not None and self.stream_tokens:
                     yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
                 if self.stream_tokens and await self._cancel_requested():
-                    raise _Finish("cancelled")
+                    raise _Finish(StopReason.CANCELLED)
         except _Finish:
             raise
         except LLMInvalidResponse as exc:
-            raise _Finish("invalid_llm_response", str(exc)) from exc
+            raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
         except LLMError as exc:
-            raise _Finish("llm_api_error" if exc.transport else "invalid_llm_response", str(exc)) from exc
+            reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
+            raise _Finish(reason, str(exc)) from exc
         except Exception as exc:
             logger.warning("Model call failed for run %s: %s", self.run_id, exc, exc_info=True)
-            raise _Finish("invalid_llm_response", f"{type(exc).__name__}: {exc}") from exc
+            raise _Finish(StopReason.INVALID_LLM_RESPONSE, f"{type(exc).__name__}: {exc}") from exc
         problem = out.problem()
         if problem:
-            raise _Finish("invalid_llm_response", problem)
+            raise _Finish(StopReason.INVALID_LLM_RESPONSE, problem)
         if out.usage.prompt_tokens == 0 and out.usage.completion_tokens == 0:
             out.usage = Usage(
                 prompt_tokens=estimate_tokens(repr(request)),
@@ -434,97 +430,10 @@ class Turn:
     async def _run_batch(
         self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]
     ) -> MessageSnapshot:
-        """Answer every call of ``assistant``: client results, then denials, then executed calls.
-
-        Results are persisted as each completes (on one tool row), so a cancel or
-        crash never loses a computed result and a retry never runs a tool twice.
-        """
-        calls = assistant.tool_calls
-        client = [c for c in calls if decisions.get(c["id"]) and decisions[c["id"]].kind == "tool"]
-        denied = [
-            c
-            for c in calls
-            if decisions.get(c["id"]) and decisions[c["id"]].kind == "approval" and not decisions[c["id"]].approve
-        ]
-        answered = {c["id"] for c in client + denied}
-        to_run = [c for c in calls if c["id"] not in answered]
-
-        results: list[dict[str, Any]] = []
-        for call in client:
-            decision = decisions[call["id"]]
-            text = decision.tool_return if isinstance(decision.tool_return, str) else json.dumps(decision.tool_return)
-            results.append(_result(call, decision.status, text, text, stdout=None, stderr=None))
-        for call in denied:
-            text = approval_rules.DENIAL_TEMPLATE.format(reason=decisions[call["id"]].reason)
-            results.append(_result(call, "error", text, text, stdout=None, stderr=None))
-
-        tool_row: MessageSnapshot | None = None
-        if results:
-            tool_row = await self._save_results(tool_row, results)
-        called = calls_this_turn(self.rows)
-        for index, call in enumerate(to_run):
-            if await self._cancel_requested(force=True):
-                for rest in to_run[index:]:
-                    results.append(_result(rest, "error", CANCELLED_RESULT, CANCELLED_RESULT, stdout=None, stderr=None))
-                await self._save_results(tool_row, results)
-                raise _Finish("cancelled")
-            results.append(await self._execute(call, called))
-            called.append(call["name"])
-            tool_row = await self._save_results(tool_row, results)
-        assert tool_row is not None
-        return tool_row
-
-    async def _save_results(self, tool_row: MessageSnapshot | None, results: list[dict[str, Any]]) -> MessageSnapshot:
-        if tool_row is None:
-            [row] = await self._append([MessageDraft(role="tool", tool_returns=list(results))])
-            return row
-        row = await self.store.set_tool_returns(tool_row.id, list(results))
-        self.rows = [row if r.id == row.id else r for r in self.rows]
-        return row
-
-    async def _execute(self, call: dict[str, Any], called: list[str]) -> dict[str, Any]:
-        spec = self.specs.get(call["name"])
-        if spec is None:
-            text = f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
-            return _result(call, "error", text, text)
-        violation = self.collab.rules.violation(spec.name, called, self._available())
-        if violation:
-            return _result(call, "error", violation, violation)
-        outcome = await self.collab.tool_runner.run(spec, call.get("arguments") or "{}", self.collab.tool_context)
-        return _result(
-            call,
-            outcome.status,
-            outcome.tool_return,
-            outcome.func_response,
-            stdout=outcome.stdout,
-            stderr=outcome.stderr,
-        )
-
-
-def _result(
-    call: dict[str, Any],
-    status: str,
-    tool_return: str,
-    func_response: str,
-    *,
-    stdout: list[str] | None = None,
-    stderr: list[str] | None = None,
-) -> dict[str, Any]:
-    return {
-        "tool_call_id": call["id"],
-        "name": call["name"],
-        "status": status,
-        "tool_return": tool_return,
-        "func_response": func_response,
-        "stdout": stdout,
-        "stderr": stderr,
-    }
-
-
-def _required_notice(required: list[str]) -> str | None:
-    if not required:
-        return None
-    return f"[System notice] Continuing: the user expects these tools to be called before you finish: {required}."
+        try:
+            return await self.batches.run(assistant, decisions)
+        except BatchCancelled:
+            raise _Finish(StopReason.CANCELLED) from None
 
 
 def _ms_since(started: float) -> int:

@@ -1,8 +1,10 @@
-"""Letta tool rules, as a pure solver over the tools called so far in a turn.
+"""Letta tool rules as a pure solver over the tools called so far in a turn, and the
+loop's decision after each step (``decide_after_step``): continue, or why to stop.
 
 Supported rule types: ``run_first`` (init), ``exit_loop`` (terminal),
 ``continue_loop``, ``constrain_child_tools`` (child), ``required_before_exit``,
-``max_count_per_step``. ``continue_loop`` needs no code: after any tool call the loop
+``max_count_per_step``. ``conditional`` and ``parent_last_tool`` are refused when an
+agent is saved (``agents.services``). ``continue_loop`` needs no code: after any tool call the loop
 always steps again so the model reads the results. ``requires_approval`` is not a rule here: approval is a
 property of the attached tool (``ToolSpec.requires_approval``).
 """
@@ -13,17 +15,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-RULE_TYPES = {
-    "run_first",
-    "exit_loop",
-    "continue_loop",
-    "constrain_child_tools",
-    "required_before_exit",
-    "max_count_per_step",
-    "requires_approval",
-    "conditional",
-    "parent_last_tool",
-}
+from agents.engine.stop import StopReason
+
+# A cut-off answer (the output limit) is continued this many times before the turn ends.
+MAX_TRUNCATION_CONTINUES = 2
 
 
 @dataclass(frozen=True)
@@ -65,3 +60,50 @@ class ToolRules:
 
     def uncalled_required(self, called: list[str], available: set[str]) -> list[str]:
         return sorted((self._names("required_before_exit") & available) - set(called))
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """What a finished step produced, as far as deciding what comes next is concerned."""
+
+    truncated: bool  # the answer hit the output limit (its tool calls were dropped)
+    truncations: int  # cut-off answers so far in this turn, this one included
+    has_tool_calls: bool
+    awaits_approval: bool  # a call waits for a human: the batch did not run
+    terminal_tool_ran: bool  # a terminal tool of this step's batch succeeded
+    uncalled_required: tuple[str, ...]  # required-before-exit tools not called yet this turn
+    steps: int
+    max_steps: int
+
+
+def decide_after_step(facts: StepFacts) -> StopReason | None:
+    """Why the turn stops after this step, or ``None`` to call the model again."""
+    if facts.truncated:
+        stop = None if facts.truncations <= MAX_TRUNCATION_CONTINUES else StopReason.END_TURN
+    elif not facts.has_tool_calls:
+        stop = None if facts.uncalled_required else StopReason.END_TURN
+    elif facts.awaits_approval:
+        stop = StopReason.REQUIRES_APPROVAL
+    elif facts.terminal_tool_ran:
+        stop = StopReason.TOOL_RULE
+    else:
+        stop = None
+    if stop is None and facts.steps >= facts.max_steps:
+        return StopReason.MAX_STEPS
+    return stop
+
+
+TRUNCATION_NOTICE = (
+    "[System notice] Your previous answer was cut off at the output limit and any tool call in it was "
+    "dropped. Continue exactly where you stopped; re-issue a tool call if you still need it."
+)
+
+
+def step_notice(*, truncated: bool, uncalled_required: tuple[str, ...] | list[str]) -> str | None:
+    """The notice stored with an assistant row to tell the model why the turn goes on."""
+    if truncated:
+        return TRUNCATION_NOTICE
+    if uncalled_required:
+        required = list(uncalled_required)
+        return f"[System notice] Continuing: the user expects these tools to be called before you finish: {required}."
+    return None

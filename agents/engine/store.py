@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agents.llm.base import Usage
+
+if TYPE_CHECKING:
+    from agents.engine.events import RunFinishedEvent
 
 Role = Literal["system", "user", "assistant", "tool", "approval"]
 
@@ -105,10 +108,9 @@ class ConversationStore(Protocol):
 
     async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot: ...
 
-    async def start_run(self) -> None: ...
-
-    async def finish_run(self, *, stop_reason: str, usage: Usage, step_count: int, error: dict | None) -> None:
-        """Record how the run ended and release the agent's lock."""
+    async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
+        """Record how the run ended (``usage`` carries the token detail), release the agent's lock,
+        and announce the end; called once, before ``finished`` is yielded."""
         ...
 
     async def start_step(self, *, number: int, model: str) -> Any: ...

@@ -36,12 +36,12 @@ const approval = new ApprovalDialog({
   submit: $("approval-submit"),
 });
 
-const COMPLETED = new Set(["end_turn", "requires_approval", "max_steps", "tool_rule", "no_tool_call"]);
 const CLOSE_FOR_GOOD = new Set([4401, 4403, 4404]);
 
 const state = {
   runs: new Map(), // run id -> {lastSeq, state: {id, status, stop_reason, error, usage, active}}
   latestRun: null,
+  pendingApproval: null, // the server's approval_request_message waiting for a person, or null
   hasMore: false,
   loadingOlder: false,
   socket: null,
@@ -70,8 +70,7 @@ function placeUsages(runIds) {
 }
 
 function finishedRun(payload) {
-  const status = payload.stop_reason === "cancelled" ? "cancelled" : COMPLETED.has(payload.stop_reason) ? "completed" : "failed";
-  return { id: payload.run_id, status, stop_reason: payload.stop_reason, error: payload.error, usage: { ...payload.usage }, active: false };
+  return { id: payload.run_id, status: payload.status, stop_reason: payload.stop_reason, error: payload.error, usage: { ...payload.usage }, active: false };
 }
 
 // --- applying what the server sends ----------------------------------------------------------------
@@ -86,6 +85,7 @@ function applyPayload(payload) {
   if (payload.type === "run_finished") {
     known.state = finishedRun(payload);
     state.latestRun = known.state;
+    state.pendingApproval = payload.pending_approval;
     transcript.finishPreviews(payload.stop_reason);
     placeUsages([payload.run_id]);
   } else {
@@ -105,6 +105,7 @@ function applySync(sync) {
   transcript.learnCalls(sync.rows);
   transcript.keepBottom(() => sync.rows.forEach((entry) => transcript.upsertRow(entry)));
   if (sync.run) state.latestRun = rememberRun(sync.run);
+  state.pendingApproval = sync.pending_approval;
   placeUsages(Object.keys(sync.runs ?? {}));
   if (sync.has_more) {
     send({ type: "resume", after_seq: transcript.lastSeq() });
@@ -137,7 +138,8 @@ function showBanner(text, { kind = "error", retry = false, cont = false } = {}) 
 function updateControls() {
   const run = state.latestRun;
   const active = Boolean(run?.active);
-  const pending = active ? [] : transcript.pendingCalls();
+  const request = active ? null : state.pendingApproval;
+  const pending = request ? (request.tool_calls ?? [request.tool_call]) : [];
   const waiting = state.waiting !== null;
   const sending = transcript.pendingSends.size > 0;
 
@@ -332,6 +334,7 @@ async function start() {
     const page = await loadPage(null);
     applyPage(page);
     if (page.run) state.latestRun = rememberRun(page.run);
+    state.pendingApproval = page.pending_approval;
   } catch (error) {
     state.notice = error.message;
   }

@@ -68,12 +68,18 @@ def test_it_documents_turn_requests_as_message_creates_or_an_approval(document: 
 
     for operation_id in senders:
         body = operations(document)[operation_id]["requestBody"]["content"]["application/json"]["schema"]
-        messages = schemas[body["$ref"].rsplit("/", 1)[-1]]["properties"]["messages"]
-        assert messages["items"] == {"$ref": "#/components/schemas/MessageCreateOrApprovalRequest"}
-    assert [ref["$ref"] for ref in schemas["MessageCreateOrApprovalRequest"]["oneOf"]] == [
-        "#/components/schemas/MessageCreateInputRequest",
-        "#/components/schemas/ApprovalCreateInputRequest",
+        assert body == {"$ref": "#/components/schemas/TurnRequest"}
+    messages = schemas["TurnRequest"]["properties"]["messages"]
+    assert messages["nullable"] is True
+    assert [ref["$ref"] for ref in messages["items"]["oneOf"]] == [
+        "#/components/schemas/MessageCreate",
+        "#/components/schemas/ApprovalCreate",
     ]
+    approval_items = schemas["ApprovalCreate"]["properties"]["approvals"]["items"]
+    assert {ref["$ref"] for ref in approval_items["oneOf"]} == {
+        "#/components/schemas/ApprovalItem",
+        "#/components/schemas/ToolReturnItem",
+    }
 
 
 def test_it_documents_the_stream_as_events_and_the_blocking_answer_as_a_letta_response(

@@ -27,7 +27,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 
 from accounts.access import SESSION_ORGANIZATION_KEY
-from agents import runs
+from agents import dispatch
 from agents.routing import websocket_urlpatterns
 from tests.api.live_server import LiveServer, start_live_server
 
@@ -51,8 +51,8 @@ def chat_app(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     settings.RUN_EXECUTOR = "inprocess"
     settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
     settings.DEMO_TOKEN_DELAY = 0
-    monkeypatch.setattr(runs, "_server_loop", None)  # remembered afresh on this test's loop
-    return runs.bind_server_loop(URLRouter(websocket_urlpatterns))
+    monkeypatch.setattr(dispatch, "_server_loop", None)  # remembered afresh on this test's loop
+    return dispatch.bind_server_loop(URLRouter(websocket_urlpatterns))
 
 
 async def open_chat(
@@ -159,7 +159,13 @@ def start_chat_server(folder: Path, *, extra_env: dict[str, str]) -> Iterator[Ch
 @pytest.fixture(scope="session")
 def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
     """The embedded default as a person runs it: SQLite, in-memory channel layer, runs in-process, demo model."""
-    env = {"REDIS_URL": "", "CELERY_BROKER_URL": "", "RUN_EXECUTOR": "inprocess", "DEMO_TOKEN_DELAY": "0.04"}
+    env = {
+        "REDIS_URL": "",
+        "CELERY_BROKER_URL": "",
+        "RUN_EXECUTOR": "inprocess",
+        "DEMO_TOKEN_DELAY": "0.04",
+        "RUN_SWEEP_INTERVAL_SECONDS": "1",
+    }
     with start_chat_server(tmp_path_factory.mktemp("chat-server"), extra_env=env) as server:
         yield server
 

@@ -3,9 +3,11 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
 
 from agents import services
 from agents.consumers import SERVER_FAULT
+from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
 from tests.chat.conftest import finished, frames_until, open_chat
 from tests.factories import AgentFactory, MessageFactory, RunFactory
@@ -227,4 +229,17 @@ async def test_a_server_fault_is_an_error_frame_and_the_socket_stays_open(chat_a
 
     assert error == {"type": "error", "detail": SERVER_FAULT, "request": "resume"}
     assert still_answering["detail"] == "There is no failed run to retry."
+    await communicator.disconnect()
+
+
+async def test_a_message_to_a_busy_agent_is_refused_as_on_rest_and_starts_nothing(chat_app, cast, agent):
+    """The busy rule of ``agents.runs.run_start``: the same detail as the REST 409 (tests/runs)."""
+    await database_sync_to_async(RunFactory)(agent=agent, status=RunStatus.RUNNING, heartbeat_at=timezone.now())
+    communicator, _, _ = await open_chat(chat_app, cast.alice, agent, organization=cast.org_a)
+
+    await communicator.send_json_to({"type": "send", "text": "Are you there?", "otid": "busy-1"})
+    reply = await communicator.receive_json_from()
+
+    assert reply == {"type": "error", "detail": AgentBusy.default_detail, "request": "send"}
+    assert await database_sync_to_async(Run.objects.filter(agent=agent).count)() == 1
     await communicator.disconnect()

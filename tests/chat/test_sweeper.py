@@ -8,9 +8,10 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from agents.broadcast import agent_group
+from agents.execute import execute_queued
 from agents.models import Agent, Run, RunStatus
-from agents.runs import execute_run
-from agents.sweeper import SWEPT_EVENT_SEQ, stale_after, sweep_stale_runs
+from agents.run_state import SWEPT_EVENT_SEQ
+from agents.sweeper import stale_after, sweep_stale_runs
 from config.celery import app as celery_app
 from tests.chat.conftest import IN_MEMORY_LAYER
 from tests.factories import AgentFactory, MessageFactory, RunFactory
@@ -65,12 +66,13 @@ def test_it_fails_a_run_whose_worker_stopped_heart_beating_and_releases_the_agen
     assert agent.turn_lock_expires_at is None
 
 
-def test_it_tells_the_agent_tabs_what_happened_with_a_verdict_after_every_event():
+def test_it_tells_the_agent_tabs_what_happened_with_a_verdict_after_every_event(django_capture_on_commit_callbacks):
     agent = AgentFactory()
     run = running_run(agent, heartbeat_age=timedelta(minutes=10))
     layer, channel = listen(agent)
 
-    sweep_stale_runs()
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep_stale_runs()
 
     message = async_to_sync(layer.receive)(channel)
     [payload] = message["events"]
@@ -148,7 +150,7 @@ def test_a_duplicate_delivery_of_a_claimed_run_does_nothing():
     MessageFactory(agent=agent, seq=0)
     layer, channel = listen(agent)
 
-    async_to_sync(execute_run)(run.pk)
+    async_to_sync(execute_queued)(run.pk)
 
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING
@@ -163,16 +165,17 @@ async def _receive_within(layer, channel, seconds):
     return await asyncio.wait_for(layer.receive(channel), seconds)
 
 
-def test_a_run_is_ended_even_when_its_tabs_cannot_be_told(monkeypatch):
+def test_a_run_is_ended_even_when_its_tabs_cannot_be_told(monkeypatch, django_capture_on_commit_callbacks):
     agent = AgentFactory()
     run = running_run(agent, heartbeat_age=timedelta(minutes=10))
 
     async def unreachable(agent_id, payloads):
         raise ConnectionError("the channel layer is down")
 
-    monkeypatch.setattr("agents.sweeper.publish", unreachable)
+    monkeypatch.setattr("agents.run_state.publish", unreachable)
 
-    swept = sweep_stale_runs()
+    with django_capture_on_commit_callbacks(execute=True):
+        swept = sweep_stale_runs()
 
     run.refresh_from_db()
     assert swept == 1

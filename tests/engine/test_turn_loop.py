@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from agents.engine.events import MessageEvent, RunFinishedEvent, TextDeltaEvent, ToolCallDeltaEvent
-from agents.engine.inputs import ApprovalInput, ContinueInput, UserInput
+from agents.engine.inputs import ApprovalInput, ApprovalItem, ContinueInput, ToolReturnItem, UserInput
 from agents.errors import AgentBusy, InvalidToolCallIds, NoPendingApproval, PendingApprovalConflict
 from agents.llm.base import LLMConnectionError, LLMInvalidResponse
 from agents.models import Run, Step
@@ -87,7 +87,7 @@ async def test_a_user_message_while_approval_is_pending_is_a_conflict_naming_the
 
 async def test_an_approval_with_nothing_pending_is_rejected(harness):
     with pytest.raises(NoPendingApproval, match="No tool call is currently awaiting approval"):
-        await harness.start(ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": "x"}]), [])
+        await harness.start(ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="x")]), [])
 
 
 async def test_approval_ids_that_do_not_match_name_expected_and_received(harness):
@@ -97,7 +97,7 @@ async def test_approval_ids_that_do_not_match_name_expected_and_received(harness
     )
 
     with pytest.raises(InvalidToolCallIds) as raised:
-        await harness.start(ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": "bad"}]), [])
+        await harness.start(ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="bad")]), [])
 
     assert raised.value.detail == "Invalid tool call IDs. Expected '['toolu_1']', but received '['bad']'."
 
@@ -110,7 +110,7 @@ async def test_approving_runs_the_tool_and_calls_the_model_again_with_its_result
 
     events = await harness.turn(
         ApprovalInput(
-            approvals=[{"type": "approval", "approve": True, "tool_call_id": "toolu_1"}],
+            approvals=[ApprovalItem(approve=True, tool_call_id="toolu_1")],
             approve=False,
             approval_request_id="ignored-legacy-id",
         ),
@@ -134,7 +134,7 @@ async def test_denying_returns_an_error_with_the_reason_and_runs_nothing(harness
     )
 
     events = await harness.turn(
-        ApprovalInput(approvals=[{"type": "approval", "approve": False, "tool_call_id": "toolu_1", "reason": "no"}]),
+        ApprovalInput(approvals=[ApprovalItem(approve=False, tool_call_id="toolu_1", reason="no")]),
         [reply("Understood.")],
     )
 
@@ -152,7 +152,7 @@ async def test_a_client_supplied_result_is_stored_as_given(harness):
 
     events = await harness.turn(
         ApprovalInput(
-            approvals=[{"type": "tool", "tool_call_id": "toolu_1", "tool_return": "740845", "status": "success"}]
+            approvals=[ToolReturnItem(type="tool", tool_call_id="toolu_1", tool_return="740845", status="success")]
         ),
         [reply("The code is 740845.")],
     )
@@ -177,14 +177,14 @@ async def test_a_parallel_batch_waits_for_every_gated_call_then_resolves_togethe
     assert harness.runner.calls == []
 
     with pytest.raises(InvalidToolCallIds):
-        await harness.start(ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": "a"}]), [])
+        await harness.start(ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="a")]), [])
 
     events = await harness.turn(
         ApprovalInput(
             approvals=[
-                {"type": "approval", "approve": True, "tool_call_id": "a"},
-                {"type": "approval", "approve": False, "tool_call_id": "b", "reason": "not this one"},
-                {"type": "tool", "tool_call_id": "c", "tool_return": "client", "status": "success"},
+                ApprovalItem(approve=True, tool_call_id="a"),
+                ApprovalItem(approve=False, tool_call_id="b", reason="not this one"),
+                ToolReturnItem(type="tool", tool_call_id="c", tool_return="client", status="success"),
             ]
         ),
         [reply("Done.")],
@@ -217,7 +217,7 @@ async def test_a_model_error_after_approval_ends_with_invalid_llm_response_and_t
     )
 
     events = await harness.turn(
-        ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": "toolu_1"}]),
+        ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="toolu_1")]),
         [ValueError("TEST: Mocked error")],
         stream_tokens=True,
     )
@@ -259,6 +259,20 @@ async def test_resending_an_answered_message_replays_the_answer_without_calling_
     assert roles(events) == ["assistant"]
     assert harness.llm.requests == []
     assert len(await harness.rows()) == 4
+
+
+async def test_an_otid_reused_after_the_conversation_moved_on_starts_a_new_turn(harness):
+    """Seed 000 sends one module-level message (fixed otid) in its first turn and again later."""
+    await harness.turn([UserInput("ping", otid="same")], [reply("pong")])
+    await harness.turn([UserInput("something else", otid="other")], [reply("ok")])
+
+    events = await harness.turn([UserInput("ping", otid="same")], [reply("pong again")])
+
+    assert roles(events) == ["user", "assistant"]
+    assert finished(events).stop_reason == "end_turn"
+    assert harness.llm.requests[0].turns[-1].text == "ping"
+    rows = await harness.rows()
+    assert [r.content[0]["text"] for r in rows if r.role == "user" and r.otid == "same"] == ["ping", "ping"]
 
 
 @pytest.mark.parametrize(
@@ -389,7 +403,7 @@ async def test_tool_rules_are_checked_again_when_an_approved_call_runs(harness):
     assert [t.name for t in harness.llm.requests[0].tools] == ["roll_dice"]
 
     events = await harness.turn(
-        ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": "toolu_1"}]),
+        ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="toolu_1")]),
         [reply("I must roll first.")],
     )
 

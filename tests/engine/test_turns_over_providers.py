@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 
 from agents import services
 from agents.engine.events import MessageEvent, RunFinishedEvent
-from agents.engine.inputs import ApprovalInput, UserInput
+from agents.engine.inputs import ApprovalInput, ApprovalItem, UserInput
 from agents.models import Message, Run, Step
 from agents.turns import open_turn
 from tests.factories import OrganizationFactory
@@ -93,7 +93,7 @@ async def test_a_gated_call_waits_then_runs_in_the_sandbox_and_the_model_reads_i
 
     events = await turn(
         agent,
-        ApprovalInput(approvals=[{"type": "approval", "approve": True, "tool_call_id": call["id"]}]),
+        ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id=call["id"])]),
         stream=stream,
     )
 
@@ -117,7 +117,7 @@ async def test_nothing_of_a_parallel_batch_runs_until_every_gated_call_is_answer
     gated = next(c for c in calls if c["requires_approval"])
     events = await turn(
         agent,
-        ApprovalInput(approvals=[{"type": "approval", "approve": False, "tool_call_id": gated["id"], "reason": "no"}]),
+        ApprovalInput(approvals=[ApprovalItem(approve=False, tool_call_id=gated["id"], reason="no")]),
         stream=stream,
     )
     returns = rows(events, "tool")[0].tool_returns

@@ -17,15 +17,6 @@ const STATUS_TEXT = {
   error: "Error",
 };
 
-export function isLoginNotice(message) {
-  if (message.message_type !== "user_message" || typeof message.content !== "string") return false;
-  try {
-    return JSON.parse(message.content)?.type === "login";
-  } catch {
-    return false;
-  }
-}
-
 function usageText(usage) {
   const steps = usage.step_count ? ` · ${usage.step_count} step${usage.step_count === 1 ? "" : "s"}` : "";
   const estimated = usage.estimated ? " (estimated)" : "";
@@ -111,7 +102,7 @@ export class Transcript {
   renderMessage(message, entry) {
     switch (message.message_type) {
       case "user_message": {
-        if (isLoginNotice(message)) return h("p", { className: "notice muted", text: "Conversation started" });
+        if (entry.row.kind === "login_notice") return h("p", { className: "notice muted", text: "Conversation started" });
         const text = typeof message.content === "string" ? message.content : message.content.map((p) => p.text ?? "").join("\n");
         return h("div", { className: "bubble user", text });
       }
@@ -214,16 +205,8 @@ export class Transcript {
     return this.rows.size ? Math.max(...this.rows.keys()) : -1;
   }
 
-  /** The calls waiting for a person: the last row asks for approval and nothing answered it. */
-  pendingCalls() {
-    const last = this.rows.size ? this.rows.get(this.lastSeq()) : null;
-    if (!last || last.row.role !== "assistant") return [];
-    const request = last.messages.find((m) => m.message_type === "approval_request_message");
-    return request ? (request.tool_calls ?? [request.tool_call]) : [];
-  }
-
   hasConversation() {
-    return [...this.rows.values()].some((entry) => entry.messages.some((m) => !isLoginNotice(m)));
+    return [...this.rows.values()].some((entry) => entry.row.kind !== "login_notice");
   }
 
   /** A run's usage, after the last visible row of the run. */

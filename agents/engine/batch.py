@@ -1,0 +1,143 @@
+"""Answering every tool call of one step: client results, denials, then the calls that run.
+
+Results are persisted as each completes (on one tool row), so a cancel or a crash
+never loses a computed result and a retry never runs a tool twice. Every result,
+whatever its origin, is built by ``tool_result``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agents.engine import approvals as approval_rules
+from agents.engine.state import calls_this_turn, missing_results
+from agents.engine.store import MessageDraft
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from agents.engine.rules import ToolRules
+    from agents.engine.store import ConversationStore, MessageSnapshot
+    from tools.base import ToolContext, ToolRunner, ToolSpec
+
+INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
+CANCELLED_RESULT = "Error: the run was cancelled before this tool call ran."
+
+
+def tool_result(
+    call: dict[str, Any],
+    status: str,
+    text: str,
+    func_response: str | None = None,
+    *,
+    stdout: list[str] | None = None,
+    stderr: list[str] | None = None,
+) -> dict[str, Any]:
+    """A stored tool return for ``call``."""
+    return {
+        "tool_call_id": call["id"],
+        "name": call["name"],
+        "status": status,
+        "tool_return": text,
+        "func_response": text if func_response is None else func_response,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
+
+
+class BatchCancelled(Exception):
+    """The run was asked to stop between two calls; the calls not run got a cancelled result."""
+
+
+@dataclass
+class BatchRunner:
+    """Runs the batches of one turn. ``rows`` is the turn's in-context list, kept up to date in place."""
+
+    store: ConversationStore
+    tool_runner: ToolRunner
+    specs: dict[str, ToolSpec]
+    rules: ToolRules
+    tool_context: ToolContext
+    rows: list[MessageSnapshot]
+    cancel_requested: Callable[[], Awaitable[bool]]
+
+    async def run(self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]) -> MessageSnapshot:
+        """Answer every call of ``assistant`` and return its tool row; raises ``BatchCancelled``."""
+        calls = assistant.tool_calls
+        client = [c for c in calls if c["id"] in decisions and decisions[c["id"]].kind == "tool"]
+        denied = [c for c in calls if c["id"] in decisions and decisions[c["id"]].denied]
+        answered = client + denied
+        to_run = [c for c in calls if c not in answered]
+        results = [self._answer(call, decisions[call["id"]]) for call in answered]
+
+        tool_row: MessageSnapshot | None = None
+        if results:
+            tool_row = await self._save(tool_row, results)
+        called = calls_this_turn(self.rows)
+        for index, call in enumerate(to_run):
+            if await self.cancel_requested():
+                results += [tool_result(rest, "error", CANCELLED_RESULT) for rest in to_run[index:]]
+                await self._save(tool_row, results)
+                raise BatchCancelled()
+            results.append(await self._execute(call, called))
+            called.append(call["name"])
+            tool_row = await self._save(tool_row, results)
+        assert tool_row is not None, "a batch has at least one call"
+        return tool_row
+
+    def terminal_tool_ran(self, tool_row: MessageSnapshot) -> bool:
+        return any(
+            r.get("status") == "success" and self.rules.is_terminal(r.get("name", "")) for r in tool_row.tool_returns
+        )
+
+    @staticmethod
+    def _answer(call: dict[str, Any], decision: approval_rules.Decision) -> dict[str, Any]:
+        """The result of a call a human answered without running it: a client's result or a denial."""
+        if decision.kind == "tool":
+            value = decision.tool_return
+            return tool_result(call, decision.status, value if isinstance(value, str) else json.dumps(value))
+        return tool_result(call, "error", approval_rules.DENIAL_TEMPLATE.format(reason=decision.reason))
+
+    async def _save(self, tool_row: MessageSnapshot | None, results: list[dict[str, Any]]) -> MessageSnapshot:
+        if tool_row is None:
+            [row] = await self.store.append([MessageDraft(role="tool", tool_returns=list(results))])
+            self.rows.append(row)
+            return row
+        row = await self.store.set_tool_returns(tool_row.id, list(results))
+        self.rows[:] = [row if r.id == row.id else r for r in self.rows]
+        return row
+
+    async def _execute(self, call: dict[str, Any], called: list[str]) -> dict[str, Any]:
+        spec = self.specs.get(call["name"])
+        if spec is None:
+            return tool_result(
+                call, "error", f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
+            )
+        violation = self.rules.violation(spec.name, called, set(self.specs))
+        if violation:
+            return tool_result(call, "error", violation)
+        outcome = await self.tool_runner.run(spec, call.get("arguments") or "{}", self.tool_context)
+        return tool_result(
+            call,
+            outcome.status,
+            outcome.tool_return,
+            outcome.func_response,
+            stdout=outcome.stdout,
+            stderr=outcome.stderr,
+        )
+
+
+async def repair_interrupted_batch(store: ConversationStore, rows: list[MessageSnapshot]) -> list[MessageSnapshot]:
+    """Give every call of a batch cut off by a crash a synthetic error result, so the context stays valid."""
+    broken = missing_results(rows)
+    if broken is None:
+        return rows
+    _, tool_row, missing = broken
+    synthetic = [tool_result(call, "error", INTERRUPTED_RESULT) for call in missing]
+    if tool_row is not None:
+        updated = await store.set_tool_returns(tool_row.id, [*tool_row.tool_returns, *synthetic])
+        return [updated if r.id == tool_row.id else r for r in rows]
+    [created] = await store.append([MessageDraft(role="tool", tool_returns=synthetic, is_err=True)])
+    return [*rows, created]

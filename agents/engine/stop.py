@@ -1,0 +1,40 @@
+"""Why a run stopped: one closed enum, and the run status each reason leads to.
+
+The model fields, the API schema and the chat derive from this enum; nothing
+else lists stop reasons.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class StopReason(StrEnum):
+    END_TURN = "end_turn"
+    REQUIRES_APPROVAL = "requires_approval"
+    MAX_STEPS = "max_steps"
+    TOOL_RULE = "tool_rule"
+    NO_TOOL_CALL = "no_tool_call"
+    INVALID_TOOL_CALL = "invalid_tool_call"
+    INVALID_LLM_RESPONSE = "invalid_llm_response"
+    LLM_API_ERROR = "llm_api_error"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+    @property
+    def run_status(self) -> str:
+        """``completed``, ``cancelled`` or ``failed``: the status of a run that stopped for this reason."""
+        if self is StopReason.CANCELLED:
+            return "cancelled"
+        return "completed" if self in _COMPLETED else "failed"
+
+
+_COMPLETED = frozenset(
+    {
+        StopReason.END_TURN,
+        StopReason.REQUIRES_APPROVAL,
+        StopReason.MAX_STEPS,
+        StopReason.TOOL_RULE,
+        StopReason.NO_TOOL_CALL,
+    }
+)

@@ -1,0 +1,147 @@
+"""Executing a run: open its turn, publish every event to the agent's group, and yield it.
+
+Every run goes through here: the blocking and streamed REST calls execute inline
+(``start_inline``), the chat's and ``messages/async``'s runs in a worker or this
+process (``execute_queued``, called by ``agents.tasks`` and ``agents.dispatch``).
+So every open tab sees every run live, whichever transport started it. A run's
+end is announced by ``agents.run_state`` (through the run's publisher, after its
+last deltas); this module publishes everything before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from agents import run_state
+from agents.broadcast import EventPublisher
+from agents.engine.events import RunFinishedEvent
+from agents.engine.inputs import TurnRequest
+from agents.engine.stop import StopReason
+from agents.errors import ApplicationError, Conflict
+from agents.turns import open_turn
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from agents.engine.events import EngineEvent
+    from agents.engine.loop import Turn
+    from agents.llm.base import LLMClient
+    from agents.models import Run
+    from tools.base import ToolRunner
+
+logger = logging.getLogger(__name__)
+
+TIME_LIMIT_ERROR = "The run exceeded its time limit of {seconds} s and was ended."
+
+
+class RunNotStarted(Conflict):
+    default_detail = "CONFLICT: The run was cancelled before it started."
+
+
+@dataclass
+class RunExecution:
+    """A run whose turn is open: iterate ``events()`` to execute it."""
+
+    run: Run
+    turn: Turn
+    publisher: EventPublisher
+
+    @property
+    def run_id(self) -> Any:
+        return self.run.pk
+
+    async def events(self) -> AsyncIterator[EngineEvent]:
+        """The turn's events, each published to the agent's group before it is yielded.
+
+        The run ends as failed once it passes ``RUN_TIME_LIMIT_SECONDS``.
+        """
+        limit = settings.RUN_TIME_LIMIT_SECONDS
+        task = asyncio.current_task()
+        assert task is not None
+        deadline = asyncio.get_running_loop().call_later(limit, self._time_out, task, limit)
+        try:
+            async for event in self.turn.events():
+                if not isinstance(event, RunFinishedEvent):  # announced by run_state
+                    await self.publisher.publish(event)
+                yield event
+        finally:
+            deadline.cancel()
+            await self.publisher.flush()
+
+    def _time_out(self, task: asyncio.Task[Any], limit: int) -> None:
+        self.turn.interrupt(StopReason.ERROR, TIME_LIMIT_ERROR.format(seconds=limit))
+        task.cancel()
+
+
+async def _open(
+    run: Run, request: TurnRequest, *, stream_tokens: bool, llm: LLMClient | None, tool_runner: ToolRunner | None
+) -> RunExecution:
+    publisher = EventPublisher(agent_id=run.agent_id)
+    turn = await open_turn(
+        agent=run.agent,
+        run=run,
+        turn_input=request.turn_input(),
+        stream_tokens=stream_tokens,
+        sender_user=run.created_by,
+        api_key=run.api_key,
+        max_steps=request.max_steps,
+        llm=llm,
+        tool_runner=tool_runner,
+        publisher=publisher,
+    )
+    return RunExecution(run=run, turn=turn, publisher=publisher)
+
+
+async def start_inline(
+    run: Run,
+    request: TurnRequest,
+    *,
+    stream_tokens: bool,
+    llm: LLMClient | None = None,
+    tool_runner: ToolRunner | None = None,
+) -> RunExecution:
+    """Claim a run the caller executes itself and open its turn.
+
+    Raises the engine's domain errors (a pending approval, an invalid answer…) before
+    anything is streamed; the refused run is deleted, as it never started.
+    """
+    claimed = await sync_to_async(run_state.claim)(run.pk)
+    if claimed is None:
+        raise RunNotStarted()
+    try:
+        return await _open(claimed, request, stream_tokens=stream_tokens, llm=llm, tool_runner=tool_runner)
+    except ApplicationError:
+        await sync_to_async(claimed.delete)()
+        raise
+    except Exception as exc:
+        await sync_to_async(run_state.fail_unstarted)(claimed, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+async def execute_queued(run_pk: Any) -> None:
+    """Claim a queued run and execute it to its end. Idempotent: a run already claimed is left alone."""
+    run = await sync_to_async(run_state.claim)(run_pk)
+    if run is None:
+        return
+    try:
+        request = TurnRequest.model_validate(run.request)
+        execution = await _open(run, request, stream_tokens=True, llm=None, tool_runner=None)
+    except Exception as exc:
+        # Refused before it started (a domain error, a provider without a key…): the run fails with why.
+        if not isinstance(exc, ApplicationError):
+            logger.warning("Run %s could not start: %s", run.pk, exc, exc_info=True)
+        detail = exc.detail if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
+        await sync_to_async(run_state.fail_unstarted)(run, str(_message_of(detail)))
+        return
+    async for _event in execution.events():
+        pass
+
+
+def _message_of(detail: Any) -> Any:
+    return detail.get("message", detail) if isinstance(detail, dict) else detail
