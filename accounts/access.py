@@ -15,6 +15,7 @@ from django.http import Http404
 from accounts.models import ApiKey, Membership, Organization
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
     from django.http import HttpRequest
 
     from accounts.models import User
@@ -59,6 +60,8 @@ def get_for_org(model: type[M], organization: Organization | None, public_id: An
     if pk is None or organization is None:
         raise Http404(f"{model.__name__} not found")
     try:
-        return model.objects.for_org(organization).get(pk=pk)  # type: ignore[attr-defined]
-    except model.DoesNotExist:  # type: ignore[attr-defined]
+        # Abstract PublicIdModel declares no manager; every concrete model has an OrgScoped one.
+        rows: QuerySet[M] = model.objects.for_org(organization)  # type: ignore[attr-defined]
+        return rows.get(pk=pk)
+    except model.DoesNotExist:
         raise Http404(f"{model.__name__} not found") from None

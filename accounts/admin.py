@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -183,7 +183,7 @@ class UserAdminCreationForm(AdminUserCreationForm):
     class Meta(AdminUserCreationForm.Meta):
         model = User
         fields = ("email", "name")
-        field_classes: dict[str, Any] = {}
+        field_classes: ClassVar[dict[str, type[forms.Field]]] = {}
 
     def clean_email(self) -> str:
         return _normalized_email(self)

@@ -26,7 +26,8 @@ class AgentToolFormSet(BaseInlineFormSet):
             return
         for name in ("agent", "tool"):
             field = form.fields.get(name)
-            if isinstance(field, forms.ModelChoiceField):  # the parent's own key is not a choice
+            # The parent's own key is not a choice.
+            if isinstance(field, forms.ModelChoiceField) and field.queryset is not None:
                 field.queryset = field.queryset.filter(organization_id=organization_id)
 
 
