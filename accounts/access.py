@@ -17,6 +17,7 @@ from accounts.models import ApiKey, Membership, Organization
 if TYPE_CHECKING:
     from django.db.models import QuerySet
     from django.http import HttpRequest
+    from rest_framework.request import Request
 
     from accounts.models import User
     from accounts.scoping import PublicIdModel
@@ -46,7 +47,7 @@ def resolve_request_organization(request: HttpRequest) -> tuple[Organization | N
     return membership.organization, membership
 
 
-def organization_of(request: Any) -> Organization | None:
+def organization_of(request: HttpRequest | Request) -> Organization | None:
     """The organization a (Django or DRF) request acts for."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiKey):

@@ -87,7 +87,7 @@ class InviteAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Invite, form: forms.ModelForm, change: bool) -> None:
         if not change:
-            obj.created_by = request.user  # type: ignore[assignment]
+            obj.created_by = request.user  # type: ignore[assignment]  # the admin admits only logged-in staff
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Revoke selected pending invites")

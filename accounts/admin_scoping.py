@@ -7,6 +7,7 @@ choices and saves are all restricted, and another organization's row is a 404.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
@@ -26,7 +27,7 @@ else:
     _AdminBase = object
 
 
-def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
+def admin_organization_ids(request: HttpRequest) -> list[uuid.UUID] | None:
     """The organizations a staff member may administer; ``None`` means all (superusers).
 
     Computed once per request and kept on it.
@@ -39,11 +40,11 @@ def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
     cached = getattr(request, "_admin_organization_ids", None)
     if cached is None:
         cached = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
-        request._admin_organization_ids = cached  # type: ignore[attr-defined]
+        request._admin_organization_ids = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
 
 
-def scope_to_organizations(queryset: models.QuerySet, organization_path: str, ids: list[Any]) -> models.QuerySet:
+def scope_to_organizations(queryset: models.QuerySet, organization_path: str, ids: list[uuid.UUID]) -> models.QuerySet:
     """Rows of ``queryset`` whose ``organization_path`` is one of ``ids``."""
     if organization_path == "pk":
         return queryset.filter(pk__in=ids)

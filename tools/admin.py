@@ -99,5 +99,5 @@ class ToolAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
         if not change and obj.created_by_id is None:
-            obj.created_by = request.user  # type: ignore[assignment]
+            obj.created_by = request.user  # type: ignore[assignment]  # the admin admits only logged-in staff
         super().save_model(request, obj, form, change)
