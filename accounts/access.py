@@ -15,7 +15,9 @@ from django.http import Http404
 from accounts.models import ApiKey, Membership, Organization
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
     from django.http import HttpRequest
+    from rest_framework.request import Request
 
     from accounts.models import User
     from accounts.scoping import PublicIdModel
@@ -45,7 +47,7 @@ def resolve_request_organization(request: HttpRequest) -> tuple[Organization | N
     return membership.organization, membership
 
 
-def organization_of(request: Any) -> Organization | None:
+def organization_of(request: HttpRequest | Request) -> Organization | None:
     """The organization a (Django or DRF) request acts for."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiKey):
@@ -59,6 +61,8 @@ def get_for_org(model: type[M], organization: Organization | None, public_id: An
     if pk is None or organization is None:
         raise Http404(f"{model.__name__} not found")
     try:
-        return model.objects.for_org(organization).get(pk=pk)  # type: ignore[attr-defined]
-    except model.DoesNotExist:  # type: ignore[attr-defined]
+        # Abstract PublicIdModel declares no manager; every concrete model has an OrgScoped one.
+        rows: QuerySet[M] = model.objects.for_org(organization)  # type: ignore[attr-defined]
+        return rows.get(pk=pk)
+    except model.DoesNotExist:
         raise Http404(f"{model.__name__} not found") from None

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -87,7 +87,7 @@ class InviteAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Invite, form: forms.ModelForm, change: bool) -> None:
         if not change:
-            obj.created_by = request.user  # type: ignore[assignment]
+            obj.created_by = request.user  # type: ignore[assignment]  # the admin admits only logged-in staff
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Revoke selected pending invites")
@@ -183,7 +183,7 @@ class UserAdminCreationForm(AdminUserCreationForm):
     class Meta(AdminUserCreationForm.Meta):
         model = User
         fields = ("email", "name")
-        field_classes: dict[str, Any] = {}
+        field_classes: ClassVar[dict[str, type[forms.Field]]] = {}
 
     def clean_email(self) -> str:
         return _normalized_email(self)

@@ -7,6 +7,7 @@ choices and saves are all restricted, and another organization's row is a 404.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
@@ -16,11 +17,17 @@ from django.http import Http404
 from accounts.models import Membership, Organization, User
 
 if TYPE_CHECKING:
-    from django.forms import Field, Form
+    from django.contrib.admin import ModelAdmin
+    from django.forms import ModelChoiceField, ModelForm, ModelMultipleChoiceField
     from django.http import HttpRequest
 
+    # What the mixins are mixed into, so their super() calls are checked.
+    _AdminBase = ModelAdmin[Any]
+else:
+    _AdminBase = object
 
-def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
+
+def admin_organization_ids(request: HttpRequest) -> list[uuid.UUID] | None:
     """The organizations a staff member may administer; ``None`` means all (superusers).
 
     Computed once per request and kept on it.
@@ -28,14 +35,16 @@ def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
     user = request.user
     if user.is_superuser:
         return None
+    if not user.is_authenticated:
+        return []  # the admin site lets only staff in; this keeps the lookup below typed
     cached = getattr(request, "_admin_organization_ids", None)
     if cached is None:
         cached = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
-        request._admin_organization_ids = cached  # type: ignore[attr-defined]
+        request._admin_organization_ids = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
 
 
-def scope_to_organizations(queryset: models.QuerySet, organization_path: str, ids: list[Any]) -> models.QuerySet:
+def scope_to_organizations(queryset: models.QuerySet, organization_path: str, ids: list[uuid.UUID]) -> models.QuerySet:
     """Rows of ``queryset`` whose ``organization_path`` is one of ``ids``."""
     if organization_path == "pk":
         return queryset.filter(pk__in=ids)
@@ -59,7 +68,7 @@ def organization_path_of(model: type[models.Model]) -> str | None:
     return None
 
 
-class OrgScopedAdminMixin:
+class OrgScopedAdminMixin(_AdminBase):
     """Restricts a ``ModelAdmin`` or inline to the staff member's organizations.
 
     ``organization_path`` is the lookup from the model to its ``Organization``
@@ -69,44 +78,48 @@ class OrgScopedAdminMixin:
     organization_path: str = "organization"
 
     def get_queryset(self, request: HttpRequest) -> models.QuerySet:
-        queryset = super().get_queryset(request)  # type: ignore[misc]
+        queryset = super().get_queryset(request)
         ids = admin_organization_ids(request)
         if ids is None:
             return queryset
         return scope_to_organizations(queryset, self.organization_path, ids)
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
-        obj = super().get_object(request, object_id, from_field)  # type: ignore[misc]
+        obj = super().get_object(request, object_id, from_field)
         if obj is None:
             # Django would redirect with "does not exist"; a plain 404 says the same for
             # missing rows and other organizations' rows alike.
             raise Http404("Not found")
         return obj
 
-    def formfield_for_foreignkey(self, db_field: models.ForeignKey, request: HttpRequest, **kwargs: Any) -> Field:
+    def formfield_for_foreignkey(
+        self, db_field: models.ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> ModelChoiceField[Any] | None:
         ids = admin_organization_ids(request)
         path = organization_path_of(db_field.related_model)
         if ids is not None and path is not None and "queryset" not in kwargs:
             related = db_field.related_model._default_manager.using(kwargs.get("using"))
             kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def formfield_for_manytomany(self, db_field: models.ManyToManyField, request: HttpRequest, **kwargs: Any) -> Field:
+    def formfield_for_manytomany(
+        self, db_field: models.ManyToManyField[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> ModelMultipleChoiceField[Any] | None:
         ids = admin_organization_ids(request)
         path = organization_path_of(db_field.related_model)
         if ids is not None and path is not None and "queryset" not in kwargs:
             related = db_field.related_model._default_manager.using(kwargs.get("using"))
             kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
-        return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         if self.organization_path == "pk" and not request.user.is_superuser:
             return False  # a new organization would be outside the staff member's scope
-        return super().has_add_permission(request, *args)  # type: ignore[misc]
+        return super().has_add_permission(request, *args)
 
-    def save_model(self, request: HttpRequest, obj: models.Model, form: Form, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Any, form: ModelForm[Any], change: bool) -> None:
         self.check_in_scope(request, obj)
-        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        super().save_model(request, obj, form, change)
 
     def check_in_scope(self, request: HttpRequest, obj: models.Model) -> None:
         """Refuse to save a row into an organization the staff member does not belong to."""
@@ -121,7 +134,7 @@ class OrgScopedAdminMixin:
             raise PermissionDenied("That organization is outside what you administer.")
 
 
-class PublicIdSearchMixin:
+class PublicIdSearchMixin(_AdminBase):
     """Lets the admin search box find a row by its public id (``run-<uuid>``) or bare UUID."""
 
     def get_search_results(
@@ -139,7 +152,7 @@ class PublicIdSearchMixin:
                 related_pk = related.parse_public_id(term) if related is not None else None
                 if related_pk is not None:
                     return queryset.filter(**{f"{field_name}_id": related_pk}), False
-        return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
+        return super().get_search_results(request, queryset, search_term)
 
 
 def _related_model(model: type[models.Model], field_name: str) -> Any:
@@ -151,7 +164,7 @@ def _related_model(model: type[models.Model], field_name: str) -> Any:
     return related if hasattr(related, "parse_public_id") else None
 
 
-class ReadOnlyAdminMixin:
+class ReadOnlyAdminMixin(_AdminBase):
     """Rows written by the agent loop: viewable, deletable, never added or edited by hand."""
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
@@ -14,6 +14,9 @@ from accounts.models import ApiKey, hash_api_key
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+    from accounts.models import User
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -21,7 +24,7 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
-    def authenticate(self, request: Request) -> tuple[Any, ApiKey] | None:
+    def authenticate(self, request: Request) -> tuple[User | AnonymousUser, ApiKey] | None:
         header = authentication.get_authorization_header(request).decode(errors="replace")
         if not header:
             return None
@@ -49,14 +52,14 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 class HasOrganization(permissions.BasePermission):
     """Allows a request that acts for an organization (through a key or a session)."""
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return organization_of(request) is not None
 
 
 class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
     scope = "api_key"
 
-    def get_cache_key(self, request: Request, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         if isinstance(request.auth, ApiKey):
             return self.cache_format % {"scope": self.scope, "ident": request.auth.pk}
         return None

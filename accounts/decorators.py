@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
     from django.http import HttpRequest, HttpResponse
 
+    from accounts.http import OrganizationHttpRequest
+
     View = Callable[..., HttpResponse]
 
 
@@ -39,8 +41,8 @@ def manager_required(view: View) -> View:
 
     @membership_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.membership.can_manage:  # type: ignore[attr-defined]
+    def wrapper(request: OrganizationHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.membership.can_manage:
             raise PermissionDenied("Only owners and admins can do that.")
         return view(request, *args, **kwargs)
 

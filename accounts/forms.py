@@ -76,7 +76,7 @@ class InviteForm(forms.Form):
 
     def __init__(self, *args: Any, actor_role: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["role"].choices = _role_choices(actor_role=actor_role)  # type: ignore[attr-defined]
+        self.fields["role"].choices = _role_choices(actor_role=actor_role)  # type: ignore[attr-defined]  # a ChoiceField
 
 
 class RoleForm(forms.Form):
@@ -84,7 +84,7 @@ class RoleForm(forms.Form):
 
     def __init__(self, *args: Any, actor_role: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["role"].choices = _role_choices(actor_role=actor_role)  # type: ignore[attr-defined]
+        self.fields["role"].choices = _role_choices(actor_role=actor_role)  # type: ignore[attr-defined]  # a ChoiceField
 
 
 class ApiKeyForm(forms.Form):

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 class AuthenticatedHttpRequest(HttpRequest):
-    user: User  # type: ignore[assignment]
+    user: User
 
 
 class OrganizationHttpRequest(AuthenticatedHttpRequest):

@@ -18,6 +18,7 @@ class CurrentOrganizationMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         organization, membership = resolve_request_organization(request)
+        # What accounts.http.OrganizationHttpRequest declares, once membership_required has passed.
         request.organization = organization  # type: ignore[attr-defined]
         request.membership = membership  # type: ignore[attr-defined]
         return self.get_response(request)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class OrgScopedQuerySet(models.QuerySet):
-    def for_org(self, organization: Organization | int | None) -> Self:
+    def for_org(self, organization: Organization | uuid.UUID | None) -> Self:
         """Rows owned by ``organization``; nothing at all for ``None``."""
         if organization is None:
             return self.none()

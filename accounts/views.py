@@ -200,7 +200,7 @@ def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "accounts/invite_accept.html", {"invite": invite})
     if request.method == "POST":
         try:
-            services.invite_accept(invite=invite, user=request.user)  # type: ignore[arg-type]
+            services.invite_accept(invite=invite, user=request.user)
         except services.AlreadyMember as error:
             messages.info(request, error.message)
         except services.InviteUnavailable:

@@ -18,12 +18,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 
-def env_secret(name: str, default: str | None = None) -> str | None:
+def env_secret(name: str, default: str = "") -> str:
     """Read ``NAME`` or the file named by ``NAME_FILE`` (Docker/Kubernetes secrets)."""
     file_path = env.str(f"{name}_FILE", default="")
     if file_path:
         return Path(file_path).read_text().strip()
-    return env.str(name, default=default)
+    value: str = env.str(name, default=default)
+    return value
 
 
 DEBUG = env.bool("DEBUG", default=False)

@@ -26,7 +26,8 @@ class AgentToolFormSet(BaseInlineFormSet):
             return
         for name in ("agent", "tool"):
             field = form.fields.get(name)
-            if isinstance(field, forms.ModelChoiceField):  # the parent's own key is not a choice
+            # The parent's own key is not a choice.
+            if isinstance(field, forms.ModelChoiceField) and field.queryset is not None:
                 field.queryset = field.queryset.filter(organization_id=organization_id)
 
 
@@ -98,5 +99,5 @@ class ToolAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
         if not change and obj.created_by_id is None:
-            obj.created_by = request.user  # type: ignore[assignment]
+            obj.created_by = request.user  # type: ignore[assignment]  # the admin admits only logged-in staff
         super().save_model(request, obj, form, change)

@@ -7,6 +7,7 @@ and a ``ToolRunner``. ``tools.runtime.DefaultToolRunner`` is the implementation
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -34,9 +35,9 @@ class ToolSpec:
 class ToolContext:
     """Who a call runs for. Built-in tools query only through ``organization``-scoped querysets."""
 
-    organization_id: Any
-    agent_id: Any
-    run_id: Any = None
+    organization_id: uuid.UUID
+    agent_id: uuid.UUID
+    run_id: uuid.UUID | None = None
     env_vars: dict[str, str] = field(default_factory=dict)
 
 

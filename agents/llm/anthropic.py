@@ -172,7 +172,7 @@ class _Decoder:
         events: list[LLMEvent] = []
         for index, block in enumerate(content):
             events.extend(self._start_block(index, block, whole=True))
-            if self.blocks.get(index, _Block("")).kind == "thinking" and getattr(block, "signature", ""):
+            if self.blocks.get(index, _Block("")).kind == "thinking" and getattr(block, "signature", None):
                 events.append(ReasoningSignature(block.signature))
         self.stop_reason = message.stop_reason
         self.terminal = message.stop_reason is not None

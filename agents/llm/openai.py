@@ -132,7 +132,7 @@ def _body_type(body: object) -> str | None:
         return None
     code, kind = body.get("code"), body.get("type")
     if code == "context_length_exceeded":
-        return code
+        return "context_length_exceeded"
     return kind if isinstance(kind, str) else None
 
 

@@ -75,7 +75,7 @@ class RetryingClient:
             return None
         if isinstance(error, LLMRateLimited) and error.retry_after is not None:
             return error.retry_after if error.retry_after <= self.max_delay else None
-        backoff = self.base_delay * 2 ** (attempt - 1)
+        backoff: float = self.base_delay * 2 ** (attempt - 1)  # int ** int is typed Any
         return min(self.max_delay, backoff * (1 + self.jitter * random.random()))
 
 

@@ -13,7 +13,7 @@ pulls in ``re`` and ``enum``, about 8 ms) is imported only for non-string return
 """
 
 import _json
-import _signal
+import _signal  # type: ignore[import-not-found]  # no stub: the C module behind signal
 import marshal
 import os
 import resource
@@ -93,7 +93,7 @@ def _run_script(source: str, namespace: dict) -> object:
     tree = ast.parse(source, TOOL_FILENAME)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(compile(tree, TOOL_FILENAME, "exec"), namespace)
-    if last is None:
+    if not isinstance(last, ast.Expr):
         return None
     value = eval(compile(ast.Expression(last.value), TOOL_FILENAME, "eval"), namespace)
     return None if value is None else repr(value)
@@ -186,7 +186,7 @@ def _encode(envelope: dict) -> bytes:
     return json.dumps(envelope, allow_nan=False).encode()
 
 
-def _literal(value: object) -> str:
+def _literal(value: str | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return _json.encode_basestring_ascii(value)
