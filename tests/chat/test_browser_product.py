@@ -74,7 +74,8 @@ def test_chatting_with_an_approval_reports_no_content_security_policy_violation(
 
     send(
         page,
-        "Some **markdown**, a [link](https://example.com) and code:\n```\nprint(1)\n```\n\n| a | b |\n|--:|--|\n| 1 | 2 |",
+        "Some **markdown**, a [link](https://example.com) and code:\n```\nprint(1)\n```\n\n"
+        "| a | b |\n|--:|--|\n| 1 | 2 |",
     )
     wait_idle(page)
     page.get_by_role("button", name="Copy code").last.click()
