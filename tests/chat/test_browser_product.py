@@ -199,3 +199,23 @@ def test_axe_finds_nothing_serious_on_the_login_agents_chat_and_tools_pages(
     expect(page.get_by_role("heading", name="Approval needed")).to_be_visible()
     wait_idle(page)
     assert serious_accessibility_violations(page) == []
+
+
+def test_a_brand_new_organization_sees_an_approval_from_its_starter_agent_at_once(
+    anonymous_page: Page, chat_server: ChatServer
+):
+    page = anonymous_page
+    page.goto(f"{chat_server.url}/accounts/signup/")
+    page.get_by_label("Email").fill("newcomer@example.com")
+    page.get_by_label("Name:", exact=True).fill("Newcomer")
+    page.get_by_label("Password").fill("a-long-and-unusual-passphrase")
+    page.get_by_label("Organization name").fill("Newcomer Inc")
+    page.get_by_role("button", name="Sign up").click()
+
+    page.get_by_role("link", name="Chat with Starter agent").click()
+    expect(page.locator("#connection")).to_have_text("Live")
+    page.get_by_role("button", name=re.compile("^call get_secret_code with")).click()
+    page.get_by_role("textbox", name=re.compile("^Message to")).press("Enter")
+
+    expect(page.get_by_role("heading", name="Approval needed")).to_be_visible()
+    expect(page.locator("#approval fieldset.approval-call legend")).to_have_text("get_secret_code")
