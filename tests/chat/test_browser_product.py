@@ -156,9 +156,11 @@ def test_a_notice_is_a_toast_that_leaves_the_composer_where_it_is(page: Page, ch
     assert page.locator("#message").bounding_box() == composer_with_toast
 
 
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_the_box_is_focused_on_open_and_a_tab_away_from_the_conversation_after_30_turns(
-    page: Page, chat_server: ChatServer
+    page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
+    page.set_viewport_size(viewport)
     agent_id = chat_server.new_agent("keyboard")
     chat_server.server.manage("shell", "-c", THIRTY_TURNS.replace("AGENT_PK", agent_id.removeprefix("agent-")))
     open_chat(page, chat_server, agent_id)
