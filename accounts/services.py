@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
+from accounts.starter import starter_kit_create
 from agents.errors import ApplicationError
 
 if TYPE_CHECKING:
@@ -78,10 +79,11 @@ def _lock_owners(organization: Organization) -> list[Membership]:
 
 
 def organization_create_with_owner(*, name: str, owner: User, slug: str | None = None) -> Organization:
-    """Create an organization and make ``owner`` its first owner."""
+    """Create an organization, make ``owner`` its first owner, and give it the starter agent."""
     with transaction.atomic():
         organization = Organization.objects.create(name=name, slug=slug or Organization.unique_slug(name))
         Membership.objects.create(user=owner, organization=organization, role=Role.OWNER)
+        starter_kit_create(organization=organization, created_by=owner)
     return organization
 
 

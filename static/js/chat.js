@@ -7,6 +7,7 @@
 // order: seq <= the last one seen is ignored, and a gap triggers another resume.
 
 import { ApprovalDialog } from "./chat/approval.js";
+import { keepOneTabStop } from "./chat/keys.js";
 import { Transcript } from "./chat/transcript.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
@@ -50,6 +51,7 @@ const state = {
   retryDelay: 500,
   waiting: null, // the frame type we await an answer for
   notice: null, // the last error frame's text, until the next request
+  dismissed: null, // the banner text the person closed, kept hidden until the next request
 };
 
 // --- runs ----------------------------------------------------------------------------------------
@@ -127,7 +129,7 @@ function resync() {
 // --- controls ---------------------------------------------------------------------------------------
 
 function showBanner(text, { kind = "error", retry = false, cont = false } = {}) {
-  ui.banner.hidden = false;
+  ui.banner.hidden = state.dismissed === text;
   ui.banner.dataset.kind = kind;
   ui.banner.setAttribute("role", kind === "error" ? "alert" : "status");
   ui.bannerText.textContent = text;
@@ -177,6 +179,7 @@ function request(frame) {
   }
   state.waiting = frame.type;
   state.notice = null;
+  state.dismissed = null;
   updateControls();
   return true;
 }
@@ -307,6 +310,12 @@ ui.stop.addEventListener("click", () => request({ type: "cancel" }));
 ui.retry.addEventListener("click", () => request({ type: "retry" }));
 ui.continue.addEventListener("click", () => request({ type: "continue" }));
 ui.loadOlder.addEventListener("click", loadOlder);
+$("banner-close").addEventListener("click", () => {
+  state.dismissed = ui.bannerText.textContent;
+  ui.banner.hidden = true;
+  ui.message.focus();
+});
+keepOneTabStop(ui.scroller, $("rows"));
 approval.form.addEventListener("submit", (event) => {
   event.preventDefault();
   let approvals;
@@ -339,8 +348,9 @@ async function start() {
     state.notice = error.message;
   }
   ui.scroller.removeAttribute("aria-busy");
-  transcript.scrollToEnd();
   updateControls();
+  transcript.scrollToEnd();
+  ui.message.focus({ preventScroll: true });
   connect();
 }
 

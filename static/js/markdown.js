@@ -1,158 +1,160 @@
-// A small, safe Markdown renderer for model output.
+// Markdown for model output, through maintained libraries (see static/js/lib/README).
 //
-// It builds DOM nodes and only ever puts text in with createTextNode/textContent: no
-// innerHTML, so nothing a model or a tool writes can become markup or script. Links
-// keep only http(s) and mailto URLs. Supported: paragraphs and line breaks, # headings,
-// > quotes, - / 1. lists, ``` fenced code, ---, and inline `code`, **bold**, *italic*,
-// ~~strike~~, [text](url) and bare URLs.
+// markdown-it parses with raw HTML disabled, so anything that looks like markup stays
+// text; DOMPurify then sanitizes what it produced before it becomes nodes. Links keep
+// only http(s) and mailto URLs and open in a new tab without an opener; images are not
+// rendered (they would load from anywhere). Fenced code gets a Copy button.
+//
+// `MarkdownStream` renders an answer while it streams: the blocks that are complete are
+// rendered once and kept; only the growing tail is rendered again, at most once a frame.
 
-const FENCE = /^\s*(```|~~~)\s*([\w+-]*)\s*$/;
-const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
-const QUOTE = /^\s*>\s?(.*)$/;
-const BULLET = /^\s*[-*+]\s+(.*)$/;
-const ORDERED = /^\s*(\d{1,9})[.)]\s+(.*)$/;
-const RULE = /^\s*([-*_])(\s*\1){2,}\s*$/;
-const SAFE_URL = /^(https?:\/\/|mailto:)/i;
+import DOMPurify from "./lib/purify.es.js";
+import markdownit from "./lib/markdown-it.min.js";
 
-const INLINE = [
-  { kind: "code", re: /`([^`\n]+)`/ },
-  { kind: "link", re: /\[([^\]\n]+)\]\(([^)\s]+)\)/ },
-  { kind: "strong", re: /\*\*(?=\S)([\s\S]*?\S)\*\*|(?<!\w)__(?=\S)([\s\S]*?\S)__(?!\w)/ },
-  { kind: "em", re: /\*(?=[^\s*])([^*]*?[^\s*])\*|(?<![\w])_(?=[^\s_])([^_]*?[^\s_])_(?![\w])/ },
-  { kind: "del", re: /~~(?=\S)([\s\S]*?\S)~~/ },
-  { kind: "url", re: /\bhttps?:\/\/[^\s<>()]+[^\s<>().,;:!?'"]/ },
-];
+const SAFE_URL = /^(https?:|mailto:)/i;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
-function element(tag, ...children) {
-  const node = document.createElement(tag);
-  for (const child of children) node.append(child);
-  return node;
-}
-
-function safeLink(label, url) {
-  if (!SAFE_URL.test(url)) return null;
-  const link = element("a");
-  link.href = url;
-  link.rel = "noopener noreferrer nofollow";
-  link.target = "_blank";
-  link.append(...label);
-  return link;
-}
-
-/** Inline Markdown in `text` as an array of nodes. */
-export function renderInline(text) {
-  const nodes = [];
-  let rest = text;
-  while (rest) {
-    let best = null;
-    for (const rule of INLINE) {
-      const match = rule.re.exec(rest);
-      if (match && (best === null || match.index < best.match.index)) best = { rule, match };
+const md = markdownit({ html: false, linkify: true, breaks: true, typographer: false });
+md.disable("image");
+md.validateLink = (url) => SAFE_URL.test(url.trim());
+md.core.ruler.push("agent_page_levels", (state) => {
+  for (const token of state.tokens) {
+    if (token.type === "heading_open" || token.type === "heading_close") {
+      token.tag = `h${Math.min(6, Number(token.tag.slice(1)) + 2)}`; // the page owns h1 and h2
+    } else if ((token.type === "th_open" || token.type === "td_open") && token.attrGet("style")) {
+      const align = /text-align:(\w+)/.exec(token.attrGet("style"))?.[1];
+      token.attrs = token.attrs.filter(([name]) => name !== "style"); // no inline styles under the CSP
+      if (align) token.attrJoin("class", `align-${align}`);
     }
-    if (best === null) {
-      nodes.push(document.createTextNode(rest));
-      break;
-    }
-    const { rule, match } = best;
-    if (match.index > 0) nodes.push(document.createTextNode(rest.slice(0, match.index)));
-    const inner = match[1] ?? match[2] ?? "";
-    let node = null;
-    if (rule.kind === "code") {
-      node = element("code");
-      node.textContent = inner;
-    } else if (rule.kind === "link") {
-      node = safeLink(renderInline(match[1]), match[2]);
-    } else if (rule.kind === "url") {
-      node = safeLink([document.createTextNode(match[0])], match[0]);
-    } else {
-      node = element(rule.kind, ...renderInline(inner));
-    }
-    nodes.push(node ?? document.createTextNode(match[0]));
-    rest = rest.slice(match.index + match[0].length);
   }
-  return nodes;
+});
+
+const PURIFY = { RETURN_DOM_FRAGMENT: true, FORBID_TAGS: ["style", "img", "form", "input"], FORBID_ATTR: ["style"] };
+
+/** Give links a safe target and code blocks a copy button, in nodes already sanitized. */
+function finish(fragment) {
+  for (const link of fragment.querySelectorAll("a")) {
+    if (!SAFE_URL.test(link.getAttribute("href") ?? "")) {
+      link.replaceWith(...link.childNodes);
+      continue;
+    }
+    link.target = "_blank";
+    link.rel = "noopener noreferrer nofollow";
+  }
+  for (const pre of fragment.querySelectorAll("pre")) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy-code secondary";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", "Copy code");
+    const box = document.createElement("div");
+    box.className = "code-box";
+    pre.replaceWith(box);
+    box.append(button, pre);
+  }
+  return fragment;
 }
 
-function paragraph(lines) {
-  const p = element("p");
-  lines.forEach((line, index) => {
-    if (index > 0) p.append(element("br"));
-    p.append(...renderInline(line));
-  });
-  return p;
+function toFragment(html) {
+  return finish(DOMPurify.sanitize(html, PURIFY));
 }
 
 /** Render `source` as Markdown; returns a DocumentFragment of safe nodes. */
 export function renderMarkdown(source) {
-  const fragment = document.createDocumentFragment();
-  const lines = String(source ?? "").replace(/\r\n?/g, "\n").split("\n");
-  let index = 0;
-  let para = [];
-  const flush = () => {
-    if (para.length) fragment.append(paragraph(para));
-    para = [];
-  };
-
-  while (index < lines.length) {
-    const line = lines[index];
-    let match;
-    if ((match = FENCE.exec(line))) {
-      flush();
-      const body = [];
-      index += 1;
-      while (index < lines.length && !lines[index].trim().startsWith(match[1])) body.push(lines[index++]);
-      index += 1; // the closing fence (or the end of a block still streaming)
-      const code = element("code");
-      code.textContent = body.join("\n");
-      if (match[2]) code.dataset.language = match[2];
-      fragment.append(element("pre", code));
-      continue;
-    }
-    if (!line.trim()) {
-      flush();
-      index += 1;
-      continue;
-    }
-    if ((match = HEADING.exec(line))) {
-      flush();
-      const level = Math.min(6, match[1].length + 2); // the page owns h1 and h2
-      fragment.append(element(`h${level}`, ...renderInline(match[2])));
-      index += 1;
-      continue;
-    }
-    if (RULE.test(line)) {
-      flush();
-      fragment.append(element("hr"));
-      index += 1;
-      continue;
-    }
-    if (QUOTE.test(line)) {
-      flush();
-      const quoted = [];
-      while (index < lines.length && (match = QUOTE.exec(lines[index]))) {
-        quoted.push(match[1]);
-        index += 1;
-      }
-      fragment.append(element("blockquote", renderMarkdown(quoted.join("\n"))));
-      continue;
-    }
-    const bullet = BULLET.exec(line);
-    const ordered = ORDERED.exec(line);
-    if (bullet || ordered) {
-      flush();
-      const pattern = bullet ? BULLET : ORDERED;
-      const list = element(bullet ? "ul" : "ol");
-      if (ordered && ordered[1] !== "1") list.start = Number(ordered[1]);
-      while (index < lines.length && (match = pattern.exec(lines[index]))) {
-        list.append(element("li", ...renderInline(bullet ? match[1] : match[2])));
-        index += 1;
-      }
-      fragment.append(list);
-      continue;
-    }
-    para.push(line);
-    index += 1;
-  }
-  flush();
-  return fragment;
+  return toFragment(md.render(String(source ?? "")));
 }
+
+/** Inline Markdown in `text` (no blocks) as an array of safe nodes. */
+export function renderInline(text) {
+  return [...toFragment(md.renderInline(String(text ?? ""))).childNodes];
+}
+
+/**
+ * An answer rendered while it grows. Text up to the last blank line outside a code fence,
+ * followed by a line that is not indented (so not a continuation), is complete: it is
+ * rendered once and kept. The rest, the tail, is rendered again on the next frame.
+ */
+export class MarkdownStream {
+  constructor(element, { wrap = (render) => render() } = {}) {
+    this.element = element;
+    this.wrap = wrap;
+    this.source = "";
+    this.done = h("div", "md-done");
+    this.tail = h("div", "md-tail");
+    element.replaceChildren(this.done, this.tail);
+    this.committed = 0; // text before this offset is rendered into `done`
+    this.scanned = 0; // lines before this offset were looked at
+    this.fence = null; // the open fence's marker, while inside a code block
+    this.blankAt = -1; // the end of the last blank line outside a fence, not yet committed
+    this.frame = 0;
+  }
+
+  append(text) {
+    this.source += text ?? "";
+    this.frame ||= requestAnimationFrame(() => this.render());
+  }
+
+  /** Where complete blocks end, scanning only the lines that arrived since the last look. */
+  boundary() {
+    let end = this.committed;
+    let newline;
+    while ((newline = this.source.indexOf("\n", this.scanned)) !== -1) {
+      const line = this.source.slice(this.scanned, newline);
+      if (this.blankAt !== -1 && line.trim() && !/^\s/.test(line)) end = this.blankAt;
+      if (this.blankAt !== -1 && line.trim()) this.blankAt = -1;
+      const fence = FENCE.exec(line)?.[1];
+      if (this.fence === null && fence) this.fence = fence;
+      else if (this.fence !== null && fence && fence[0] === this.fence[0] && fence.length >= this.fence.length && !line.trim().slice(fence.length)) this.fence = null;
+      else if (this.fence === null && !line.trim()) this.blankAt = newline + 1;
+      this.scanned = newline + 1;
+    }
+    // A first line of the next block may already be streaming (no newline yet).
+    const partial = this.source.slice(this.scanned);
+    if (this.blankAt !== -1 && partial.trim() && !/^\s/.test(partial)) end = this.blankAt;
+    return end;
+  }
+
+  render() {
+    this.frame = 0;
+    this.wrap(() => {
+      const end = this.boundary();
+      if (end > this.committed) {
+        this.done.append(renderMarkdown(this.source.slice(this.committed, end)));
+        this.committed = end;
+      }
+      this.tail.replaceChildren(renderMarkdown(this.source.slice(this.committed)));
+    });
+  }
+}
+
+function h(tag, className) {
+  const node = document.createElement(tag);
+  node.className = className;
+  return node;
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.className = "visually-hidden";
+    document.body.append(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    return copied;
+  }
+}
+
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest?.(".copy-code");
+  if (!button) return;
+  const code = button.parentElement.querySelector("pre")?.textContent ?? "";
+  const copied = await copyText(code);
+  button.textContent = copied ? "Copied" : "Copy failed";
+  setTimeout(() => (button.textContent = "Copy"), 1500);
+});

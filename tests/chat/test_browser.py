@@ -254,23 +254,33 @@ def test_model_and_tool_text_cannot_inject_html_or_script(page: Page, chat_serve
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_the_markdown_renderer_builds_safe_elements(page: Page, chat_server: ChatServer):
-    page.goto(f"{chat_server.url}/")
-    rendered = page.evaluate(
+def render_markdown(page: Page, samples: list[str]) -> list[str]:
+    """Each sample through the chat's Markdown renderer, as HTML."""
+    return page.evaluate(
         """async (samples) => {
             const { renderMarkdown } = await import("/static/js/markdown.js");
             return samples.map((text) => {
                 const box = document.createElement("div");
                 box.append(renderMarkdown(text));
-                return box.innerHTML;
+                return box.innerHTML.replace(/\\n/g, "");
             });
         }""",
+        samples,
+    )
+
+
+def test_the_markdown_renderer_builds_safe_elements(page: Page, chat_server: ChatServer):
+    page.goto(f"{chat_server.url}/")
+    rendered = render_markdown(
+        page,
         [
             "# Title\n\nSome *em* and **strong** and `code <b>`.",
             "- one\n- two\n\n1. first\n2. second",
             "```python\nprint('<script>')\n```",
             "[safe](https://example.com) [unsafe](javascript:alert(1)) https://example.org/path.",
             "> quoted <i>x</i>",
+            "<img src=x onerror=alert(1)> ![pic](https://example.com/a.png) [rel](/agents/) [mail](mailto:a@b.c)",
+            "| a | b |\n|--:|:-:|\n| 1 | 2 |",
         ],
     )
 
@@ -279,11 +289,70 @@ def test_the_markdown_renderer_builds_safe_elements(page: Page, chat_server: Cha
         == "<h3>Title</h3><p>Some <em>em</em> and <strong>strong</strong> and <code>code &lt;b&gt;</code>.</p>"
     )
     assert rendered[1] == "<ul><li>one</li><li>two</li></ul><ol><li>first</li><li>second</li></ol>"
-    assert rendered[2] == "<pre><code data-language=\"python\">print('&lt;script&gt;')</code></pre>"
-    assert '<a href="https://example.com" rel="noopener noreferrer nofollow" target="_blank">safe</a>' in rendered[3]
+    assert rendered[2] == (
+        '<div class="code-box"><button type="button" class="copy-code secondary" aria-label="Copy code">Copy</button>'
+        "<pre><code class=\"language-python\">print('&lt;script&gt;')</code></pre></div>"
+    )
+    assert '<a href="https://example.com" target="_blank" rel="noopener noreferrer nofollow">safe</a>' in rendered[3]
     assert "[unsafe](javascript:alert(1))" in rendered[3]
-    assert '<a href="https://example.org/path"' in rendered[3]
+    assert '<a href="https://example.org/path" target="_blank" rel="noopener noreferrer nofollow">' in rendered[3]
     assert rendered[4] == "<blockquote><p>quoted &lt;i&gt;x&lt;/i&gt;</p></blockquote>"
+    assert "&lt;img src=x onerror=alert(1)&gt;" in rendered[5]
+    assert "<img" not in rendered[5] and "[rel](/agents/)" in rendered[5]
+    assert '<a href="mailto:a@b.c" target="_blank" rel="noopener noreferrer nofollow">mail</a>' in rendered[5]
+    assert '<th class="align-right">a</th><th class="align-center">b</th>' in rendered[6]
+    assert "style" not in rendered[6]
+
+
+def test_a_streamed_answer_renders_only_its_tail_and_ends_as_the_whole_answer_would(
+    page: Page, chat_server: ChatServer
+):
+    page.goto(f"{chat_server.url}/")
+    result = page.evaluate(
+        """async (source) => {
+            const { renderMarkdown, MarkdownStream } = await import("/static/js/markdown.js");
+            const box = document.createElement("div");
+            const stream = new MarkdownStream(box);
+            const kept = [];
+            for (let at = 0; at < source.length; at += 7) {
+                stream.source += source.slice(at, at + 7);
+                stream.render();
+                kept.push(stream.done.firstChild);
+            }
+            const whole = document.createElement("div");
+            whole.append(renderMarkdown(source));
+            return {
+                same: box.textContent === whole.textContent,
+                firstKept: kept.filter(Boolean).every((node) => node === kept.find(Boolean)),
+                committed: stream.committed,
+                tail: stream.tail.textContent,
+                codeBlocks: box.querySelectorAll("pre").length,
+            };
+        }""",
+        "First paragraph.\n\n```js\nconst a = 1;\n\nconst b = 2;\n```\n\nSecond paragraph.\n\nThe last one",
+    )
+
+    assert result["same"] is True
+    assert result["firstKept"] is True  # rendered once, never replaced
+    assert result["codeBlocks"] == 1  # the blank line inside the fence did not split it
+    assert result["tail"].strip() == "The last one"
+
+
+def test_a_code_block_copy_button_copies_the_code_and_links_open_in_a_new_tab(page: Page, chat_server: ChatServer):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    agent_id = chat_server.new_agent("markdown")
+    open_chat(page, chat_server, agent_id)
+
+    send(page, "Code:\n```\nprint('copied')\n```\n\nSee [the docs](https://example.com/docs).")
+    wait_idle(page)
+
+    reply = last_reply(page)
+    reply.get_by_role("button", name="Copy code").click()
+    expect(reply.get_by_role("button", name="Copy code")).to_have_text("Copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == "print('copied')\n"
+    link = reply.get_by_role("link", name="the docs")
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer nofollow")
 
 
 def test_history_pages_upward_when_scrolled_to_the_top(page: Page, chat_server: ChatServer):

@@ -2,7 +2,7 @@
 // assistant messages still streaming. A row seen again replaces itself, never doubles.
 // Model and tool text goes in through textContent or the safe Markdown renderer only.
 
-import { renderMarkdown } from "../markdown.js";
+import { MarkdownStream, renderMarkdown } from "../markdown.js";
 import { h, prettyArguments } from "./dom.js";
 
 const NEAR_BOTTOM_PX = 120;
@@ -245,7 +245,8 @@ export class Transcript {
     const cards = h("div", { className: "tool-cards" });
     const element = h("article", { className: "row role-assistant streaming", dataset: { preview: messageId }, "aria-busy": "true" }, reasoning, text, cards);
     this.rowsBox.append(element);
-    p = { element, reasoning, reasoningText, text, cards, markdown: "", calls: new Map(), frame: 0 };
+    const markdown = new MarkdownStream(text, { wrap: (render) => this.keepBottom(render) });
+    p = { element, reasoning, reasoningText, text, cards, markdown, calls: new Map() };
     this.previews.set(messageId, p);
     return p;
   }
@@ -259,11 +260,7 @@ export class Transcript {
       p.reasoningText.append(payload.text ?? "");
     } else if (payload.type === "text_delta") {
       p.text.hidden = false;
-      p.markdown += payload.text ?? "";
-      p.frame ||= requestAnimationFrame(() => {
-        p.frame = 0;
-        this.keepBottom(() => p.text.replaceChildren(renderMarkdown(p.markdown)));
-      });
+      p.markdown.append(payload.text);
     } else if (payload.type === "tool_call_delta") {
       let call = p.calls.get(payload.index);
       if (!call) {

@@ -1,0 +1,50 @@
+"""What a new organization starts with, so it can try an agent at once.
+
+A "Starter agent" on the demo model (offline, no API key) with two harmless tools the
+demo organization also has: ``roll_dice``, and ``get_secret_code``, which asks a person
+for approval before each call. The chat page suggests prompts that call both.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from accounts.demo import DEMO_MODEL, GET_SECRET_CODE_SOURCE, ROLL_DICE_SOURCE
+from accounts.models import Organization, User
+from agents import services as agent_services
+from agents.models import Agent
+from tools.models import Tool
+from tools.services import tool_upsert_from_source
+
+STARTER_AGENT_NAME = "Starter agent"
+STARTER_SYSTEM_PROMPT = (
+    "You are the starter agent of a new organization. Be brief and friendly, and show what tools "
+    "and approvals do when asked."
+)
+STARTER_TOOLS = (("roll_dice", ROLL_DICE_SOURCE, False), ("get_secret_code", GET_SECRET_CODE_SOURCE, True))
+
+
+def starter_agent(organization: Organization) -> Agent | None:
+    return Agent.objects.for_org(organization).filter(name=STARTER_AGENT_NAME).order_by("created_at").first()
+
+
+def starter_kit_create(*, organization: Organization, created_by: User | None = None) -> Agent:
+    """The organization's starter agent, created with its tools when missing (tools of those names are kept)."""
+    with transaction.atomic():
+        existing = starter_agent(organization)
+        if existing is not None:
+            return existing
+        tool_ids = []
+        for name, source, gated in STARTER_TOOLS:
+            tool = Tool.objects.for_org(organization).filter(name=name).first() or tool_upsert_from_source(
+                organization=organization, source_code=source, created_by=created_by, default_requires_approval=gated
+            )
+            tool_ids.append(tool.public_id)
+        return agent_services.agent_create(
+            organization=organization,
+            created_by=created_by,
+            name=STARTER_AGENT_NAME,
+            model=DEMO_MODEL,
+            system=STARTER_SYSTEM_PROMPT,
+            tool_ids=tool_ids,
+        )
