@@ -224,7 +224,9 @@ def memory_edit(
     if link is None:
         if not create_missing:
             raise _missing_label(organization_id, agent_id, label)
-        agent = Agent.objects.for_org(organization_id).get(pk=agent_id)
+        agent = Agent.objects.for_org(organization_id).filter(pk=agent_id).first()
+        if agent is None:
+            raise BlockEditError("The calling agent was not found.")
         block = Block.objects.create(organization_id=organization_id, **_checked({"label": label}, loc=["label"]))
         AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
     else:
