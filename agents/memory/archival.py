@@ -117,18 +117,25 @@ def words(query: str) -> list[str]:
     return list(dict.fromkeys(word.casefold() for word in _WORD.findall(query or "")))
 
 
-def postgres_text_ranking(rows: QuerySet[Any], field: Any, query_words: list[str], limit: int) -> list[Any]:
-    """Primary keys of ``rows`` matching any of the words, best ``ts_rank`` first (uses the GIN index)."""
+def postgres_text_matches(rows: QuerySet[Any], fields: Sequence[Any], query_words: list[str]) -> QuerySet[Any]:
+    """``rows`` matching any of the words, best ``ts_rank`` (``rank``) first.
+
+    ``fields`` must be the expressions of one of migration 0004's GIN indexes, so it is used.
+    """
     search = SearchQuery(query_words[0], config=FTS_CONFIG)
     for word in query_words[1:]:
         search |= SearchQuery(word, config=FTS_CONFIG)
-    vector = SearchVector(field, config=FTS_CONFIG)
-    return list(
+    vector = SearchVector(*fields, config=FTS_CONFIG)
+    return (
         rows.annotate(document=vector, rank=SearchRank(vector, search))
         .filter(document=search)
         .order_by("-rank", "-created_at")
-        .values_list("pk", flat=True)[:limit]
     )
+
+
+def postgres_text_ranking(rows: QuerySet[Any], fields: Sequence[Any], query_words: list[str], limit: int) -> list[Any]:
+    """Primary keys of the best ``limit`` full-text matches."""
+    return list(postgres_text_matches(rows, fields, query_words).values_list("pk", flat=True)[:limit])
 
 
 def like_text_ranking(
@@ -184,7 +191,7 @@ def passage_search(
 
     rankings: list[list[Any]] = []
     if connection.vendor == "postgresql":
-        rankings.append(postgres_text_ranking(rows, "text", query_words, _CANDIDATES))
+        rankings.append(postgres_text_ranking(rows, ["text"], query_words, _CANDIDATES))
     else:
         rankings.append(like_text_ranking(rows, "text", lambda p: p.text, query_words, _CANDIDATES))
     embed = embedder_for(agent.embedding)
@@ -192,7 +199,9 @@ def passage_search(
         wanted = embed(query)
         scored = [
             (cosine(wanted, vector), pk)
-            for pk, vector in rows.exclude(embedding=None).values_list("pk", "embedding").iterator(chunk_size=1000)
+            for pk, vector in rows.filter(embedding__isnull=False)
+            .values_list("pk", "embedding")
+            .iterator(chunk_size=1000)
             if vector
         ]
         scored.sort(key=lambda item: -item[0])

@@ -10,7 +10,8 @@ FTS_INDEXES = (
     "CREATE INDEX IF NOT EXISTS passage_text_fts ON agents_passage "
     "USING gin (to_tsvector('english'::regconfig, COALESCE(text, '')))",
     "CREATE INDEX IF NOT EXISTS message_content_fts ON agents_message "
-    "USING gin (to_tsvector('english'::regconfig, COALESCE((content)::text, '')))",
+    "USING gin (to_tsvector('english'::regconfig, COALESCE((content)::text, '') || ' ' || "
+    "COALESCE((tool_calls)::text, '') || ' ' || COALESCE((tool_returns)::text, '')))",
 )
 
 

@@ -47,6 +47,8 @@ WORKING = {
     "memory_finish_edits",
     "core_memory_append",
     "core_memory_replace",
+    "archival_memory_insert",
+    "archival_memory_search",
 }
 
 

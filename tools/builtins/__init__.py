@@ -1,16 +1,17 @@
 """Built-in server tools, listed explicitly in ``default_registry``.
 
 Working: ``send_message``, ``conversation_search``, the core memory tools
-(``tools.builtins.memory``), ``run_code`` (Python, sandboxed) and ``get_current_time``
-(ours). Listed but answering with an honest error: the rest of Letta's ``add-base-tools``
-set (archival memory, files, multi-agent, sleep-time and web tools), see
-``tools.builtins.unavailable``.
+(``tools.builtins.memory``), archival memory (``tools.builtins.archival``), ``run_code``
+(Python, sandboxed) and ``get_current_time`` (ours). Listed but answering with an honest
+error: the rest of Letta's ``add-base-tools`` set (files, multi-agent, sleep-time and web
+tools), see ``tools.builtins.unavailable``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tools.builtins.archival import ARCHIVAL_TOOLS
 from tools.builtins.base import BuiltinRegistry, BuiltinTool
 from tools.builtins.clock import GET_CURRENT_TIME
 from tools.builtins.conversation_search import CONVERSATION_SEARCH
@@ -32,6 +33,7 @@ def default_registry(*, sandbox: SandboxBackend | None = None) -> BuiltinRegistr
             SEND_MESSAGE,
             CONVERSATION_SEARCH,
             *MEMORY_TOOLS,
+            *ARCHIVAL_TOOLS,
             run_code_tool(sandbox),
             GET_CURRENT_TIME,
             *unavailable_tools(),

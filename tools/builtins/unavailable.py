@@ -13,7 +13,6 @@ from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
 MEMORY_BLOCKS = "memory blocks are not implemented on this server yet"
-ARCHIVAL = "archival memory is not implemented on this server yet"
 FILES = "file attachments are not implemented on this server yet"
 MULTI_AGENT = "messaging between agents is not implemented on this server yet"
 SLEEPTIME = "sleep-time and voice agents are not supported on this server"
@@ -71,33 +70,6 @@ def unavailable_tools() -> list[BuiltinTool]:
                 "new_path": prop(s, "New path, for rename."),
             },
             ["command"],
-        ),
-        _unavailable(
-            "archival_memory_insert",
-            "letta_core",
-            "Add to archival memory.",
-            ARCHIVAL,
-            {
-                "content": prop(s, "Content to write to the memory."),
-                "tags": {**_STRINGS, "description": "Optional tags for this memory."},
-            },
-            ["content"],
-        ),
-        _unavailable(
-            "archival_memory_search",
-            "letta_core",
-            "Search archival memory.",
-            ARCHIVAL,
-            {
-                "query": prop(s, "What to search for."),
-                "tags": {**_STRINGS, "description": "Only passages with these tags."},
-                "tag_match_mode": prop(s, "Match any or all of the tags.", enum=["any", "all"]),
-                "top_k": prop("integer", "Maximum number of results."),
-                "start_datetime": prop(s, "Only passages created at or after this ISO 8601 time."),
-                "end_datetime": prop(s, "Only passages created at or before this ISO 8601 time."),
-            },
-            ["query"],
-            parallel=True,
         ),
         _unavailable(
             "open_files",
