@@ -142,6 +142,21 @@ def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dic
     return stored, gated
 
 
+def check_attachable(tools: Iterable[Tool]) -> None:
+    """Refuse built-ins this server cannot perform: a model is never offered a tool that only fails."""
+    from tools.builtins import default_registry
+    from tools.models import ToolKind
+
+    registry = default_registry()
+    for tool in tools:
+        builtin = registry.get(tool.name) if tool.kind == ToolKind.BUILTIN else None
+        if tool.kind == ToolKind.BUILTIN and (builtin is None or not builtin.available):
+            raise InvalidArgument(
+                f"The built-in tool {tool.name} is not available on this server, so it cannot be attached to an agent.",
+                field="tool_ids",
+            )
+
+
 def _tools_by_ids(organization: Organization, tool_ids: Sequence[str]) -> list[Tool]:
     wanted = [(raw, Tool.parse_public_id(raw)) for raw in tool_ids]
     found = {t.pk: t for t in Tool.objects.for_org(organization).filter(pk__in=[pk for _, pk in wanted if pk])}
@@ -269,6 +284,7 @@ def agent_create(
     )
 
     tools = _tools_by_ids(organization, tool_ids) + _tools_by_names(organization, tool_names)
+    check_attachable(tools)
     if include_base_tools:
         tools += base_tools_for(organization, agent_type)
     AgentTool.objects.bulk_create([AgentTool(agent=agent, tool=tool) for tool in dict.fromkeys(tools)])
@@ -368,6 +384,7 @@ def agent_update(
 
     if tool_ids is not None:
         tools = _tools_by_ids(agent.organization, tool_ids)
+        check_attachable(tools)
         AgentTool.objects.filter(agent=agent).exclude(tool__in=tools).delete()
         for tool in tools:
             AgentTool.objects.get_or_create(agent=agent, tool=tool)
@@ -400,6 +417,7 @@ def _touch(agent: Agent) -> None:
 def agent_attach_tool(*, agent: Agent, tool: Tool) -> Agent:
     """Attach ``tool`` (idempotent); its approval follows the tool's default until overridden."""
     _check_same_org(agent, tool)
+    check_attachable([tool])
     AgentTool.objects.get_or_create(agent=agent, tool=tool)
     _touch(agent)
     return agent

@@ -240,3 +240,72 @@ def memory_edit(
         block.value = value
         block.save(update_fields=["value", "updated_at"])
     return block
+
+
+def _agent_for_edit(organization_id: Any, agent_id: Any) -> Agent:
+    agent = Agent.objects.for_org(organization_id).filter(pk=agent_id).first()
+    if agent is None:
+        raise BlockEditError("The calling agent was not found.")
+    return agent
+
+
+def _link_for_edit(organization_id: Any, agent_id: Any, label: str) -> AgentBlock:
+    link = (
+        AgentBlock.objects.filter(agent_id=agent_id, agent__organization_id=organization_id, block__label=label)
+        .select_related("block")
+        .first()
+    )
+    if link is None:
+        raise _missing_label(organization_id, agent_id, label)
+    return link
+
+
+@transaction.atomic
+def memory_create_block(
+    *, organization_id: Any, agent_id: Any, label: str, value: str = "", description: str = ""
+) -> Block:
+    """Create a block and attach it to the calling agent (the ``memory`` tool's ``create``)."""
+    agent = _agent_for_edit(organization_id, agent_id)
+    if AgentBlock.objects.filter(agent=agent, block__label=label).exists():
+        raise BlockEditError(f"A memory block with label '{label}' already exists.")
+    try:
+        fields = _checked({"label": label, "value": value, "description": description}, loc=["label"])
+    except ValidationFailed as exc:
+        raise BlockEditError(str(exc.detail[0]["msg"])) from None
+    block = Block.objects.create(organization_id=organization_id, **fields)
+    AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
+    return block
+
+
+@transaction.atomic
+def memory_delete_block(*, organization_id: Any, agent_id: Any, label: str) -> None:
+    """Take a block out of the calling agent's memory; the block itself goes when no other agent uses it."""
+    link = _link_for_edit(organization_id, agent_id, label)
+    block = Block.objects.select_for_update().get(pk=link.block_id)
+    if block.read_only:
+        raise BlockEditError(READ_ONLY_ERROR)
+    link.delete()
+    if not AgentBlock.objects.filter(block=block).exists():
+        block.delete()
+
+
+@transaction.atomic
+def memory_relabel_block(
+    *, organization_id: Any, agent_id: Any, label: str, new_label: str | None = None, description: str | None = None
+) -> Block:
+    """Rename the calling agent's block ``label`` and/or change its description (the ``memory`` tool's ``rename``)."""
+    link = _link_for_edit(organization_id, agent_id, label)
+    block = Block.objects.select_for_update().get(pk=link.block_id)
+    if block.read_only:
+        raise BlockEditError(READ_ONLY_ERROR)
+    if new_label and new_label != block.label:
+        clash = AgentBlock.objects.filter(
+            agent__in=AgentBlock.objects.filter(block=block).values("agent"), block__label=new_label
+        )
+        if clash.exists():
+            raise BlockEditError(f"A memory block with label '{new_label}' already exists.")
+        block.label = new_label
+    if description is not None:
+        block.description = description
+    block.save()
+    return block

@@ -15,6 +15,28 @@ FTS_INDEXES = (
 )
 
 
+# Built-ins that only answer "not available": never offered to a model, so detached.
+UNAVAILABLE_BUILTINS = (
+    "open_files",
+    "grep_files",
+    "semantic_search_files",
+    "send_message_to_agent_and_wait_for_reply",
+    "send_message_to_agent_async",
+    "send_message_to_agents_matching_tags",
+    "store_memories",
+    "rethink_user_memory",
+    "finish_rethinking_memory",
+    "search_memory",
+    "web_search",
+    "fetch_webpage",
+)
+
+
+def detach_unavailable_builtins(apps, schema_editor):
+    AgentTool = apps.get_model("tools", "AgentTool")
+    AgentTool.objects.filter(tool__kind="builtin", tool__name__in=UNAVAILABLE_BUILTINS).delete()
+
+
 def create_fts_indexes(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
@@ -34,6 +56,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('accounts', '0002_api_key_verbose_name'),
         ('agents', '0003_turn_lock_and_message_metadata'),
+        ('tools', '0002_tool_args_json_schema'),
     ]
 
     operations = [
@@ -100,4 +123,5 @@ class Migration(migrations.Migration):
             index=models.Index(fields=['agent', 'created_at'], name='passage_agent_created'),
         ),
         migrations.RunPython(create_fts_indexes, drop_fts_indexes),
+        migrations.RunPython(detach_unavailable_builtins, migrations.RunPython.noop),
     ]

@@ -172,3 +172,56 @@ def test_a_tool_never_reaches_a_block_of_another_organization(agent: Agent) -> N
 
     assert outcome.status == "error"
     assert value(agent, "human") == "Name: Alice\nLikes: tea"
+
+
+def test_the_memory_tool_creates_edits_renames_and_deletes_blocks(agent: Agent) -> None:
+    created = call(agent, "memory", command="create", path="/memories/notes", description="Notes.", file_text="a")
+    inserted = call(agent, "memory", command="insert", path="/memories/notes", insert_text="b")
+    replaced = call(agent, "memory", command="str_replace", path="/memories/notes", old_str="a", new_str="z")
+    renamed = call(agent, "memory", command="rename", old_path="/memories/notes", new_path="/memories/journal")
+    described = call(agent, "memory", command="rename", path="/memories/journal", description="My journal.")
+
+    assert [o.status for o in (created, inserted, replaced, renamed, described)] == ["success"] * 5
+    journal = Block.objects.get(agent_blocks__agent=agent, label="journal")
+    assert (journal.value, journal.description) == ("z\nb", "My journal.")
+
+    deleted = call(agent, "memory", command="delete", path="/memories/journal")
+
+    assert deleted.tool_return == "Deleted the memory block 'journal'."
+    assert not Block.objects.filter(label="journal").exists()
+
+
+def test_the_memory_tool_respects_read_only_blocks_and_existing_labels(agent: Agent) -> None:
+    deleted = call(agent, "memory", command="delete", path="/memories/persona")
+    duplicate = call(agent, "memory", command="create", path="/memories/human")
+    unknown = call(agent, "memory", command="fly", path="/memories/human")
+
+    assert deleted.tool_return == "Error This block is read-only and cannot be edited."
+    assert duplicate.tool_return == "A memory block with label 'human' already exists."
+    assert unknown.status == "error"
+    assert value(agent, "persona") == "Calm."
+
+
+def test_a_builtin_that_only_answers_not_available_cannot_be_attached() -> None:
+    from agents.errors import InvalidArgument
+    from tools.services import base_tools_upsert
+
+    organization = OrganizationFactory()
+    web = next(tool for tool in base_tools_upsert(organization=organization) if tool.name == "web_search")
+    agent = services.agent_create(organization=organization, name="a")
+
+    with pytest.raises(InvalidArgument, match="web_search is not available on this server"):
+        services.agent_attach_tool(agent=agent, tool=web)
+    with pytest.raises(InvalidArgument):
+        services.agent_create(organization=organization, name="b", tool_ids=[web.public_id])
+    assert not agent.agent_tools.exists()
+
+
+def test_every_builtin_offered_by_default_works() -> None:
+    registry = default_registry()
+    for agent_type, names in services.BASE_TOOLS.items():
+        agent = services.agent_create(
+            organization=OrganizationFactory(), name=agent_type, agent_type=agent_type, include_base_tools=True
+        )
+        assert sorted(agent.agent_tools.values_list("tool__name", flat=True)) == sorted(names)
+        assert all(registry.get(name).available for name in names)

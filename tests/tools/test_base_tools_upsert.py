@@ -37,6 +37,7 @@ LETTA_BASE_TOOLS = {
     "semantic_search_files": "letta_files_core",
 }
 WORKING = {
+    "memory",
     "send_message",
     "conversation_search",
     "run_code",

@@ -58,9 +58,12 @@ async def _edit(context: ToolContext, label: str, edit: Callable[[str], str], *,
 
 
 async def _memory_insert(arguments: dict[str, Any], context: ToolContext) -> str:
-    label, new_str = arguments["label"], str(arguments["new_str"])
-    insert_line = int(arguments.get("insert_line", -1) if arguments.get("insert_line") is not None else -1)
-    _no_line_numbers("new_str", new_str)
+    line = arguments.get("insert_line")
+    return await _insert(context, arguments["label"], str(arguments["new_str"]), -1 if line is None else int(line))
+
+
+async def _insert(context: ToolContext, label: str, new_str: str, insert_line: int, *, name: str = "new_str") -> str:
+    _no_line_numbers(name, new_str)
 
     def edit(value: str) -> str:
         current = value.expandtabs()
@@ -80,8 +83,11 @@ async def _memory_insert(arguments: dict[str, Any], context: ToolContext) -> str
 
 
 async def _memory_replace(arguments: dict[str, Any], context: ToolContext) -> str:
-    label = arguments["label"]
-    old_str, new_str = str(arguments["old_str"]).expandtabs(), str(arguments["new_str"]).expandtabs()
+    return await _replace(context, arguments["label"], str(arguments["old_str"]), str(arguments["new_str"]))
+
+
+async def _replace(context: ToolContext, label: str, old_str: str, new_str: str) -> str:
+    old_str, new_str = old_str.expandtabs(), new_str.expandtabs()
     _no_line_numbers("old_str", old_str)
     _no_line_numbers("new_str", new_str)
 
@@ -130,6 +136,72 @@ async def _core_memory_replace(arguments: dict[str, Any], context: ToolContext) 
         return value.replace(old, new)
 
     await _edit(context, label, edit)
+
+
+MEMORY_COMMANDS = ("create", "str_replace", "insert", "delete", "rename")
+
+
+def _label_of(path: Any, name: str = "path") -> str:
+    label = str(path or "").strip().removeprefix("/memories/").strip("/")
+    if not label:
+        raise ToolError(f"{name} is required: the block's path, e.g. '/memories/notes'.")
+    return label
+
+
+def _required(arguments: dict[str, Any], name: str, command: str) -> str:
+    if arguments.get(name) is None:
+        raise ToolError(f"The {command} command needs {name}.")
+    return str(arguments[name])
+
+
+async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
+    from agents.memory import services
+
+    command = arguments["command"]
+    if command not in MEMORY_COMMANDS:
+        raise ToolError(f"Unknown command {command!r}; use one of {', '.join(MEMORY_COMMANDS)}.")
+    if command == "str_replace":
+        label = _label_of(arguments.get("path"))
+        old, new = _required(arguments, "old_str", command), _required(arguments, "new_str", command)
+        return await _replace(context, label, old, new)
+    if command == "insert":
+        line = arguments.get("insert_line")
+        text = _required(arguments, "insert_text", command)
+        return await _insert(
+            context, _label_of(arguments.get("path")), text, -1 if line is None else int(line), name="insert_text"
+        )
+
+    def run() -> str:
+        ids = {"organization_id": context.organization_id, "agent_id": context.agent_id}
+        try:
+            if command == "create":
+                label = _label_of(arguments.get("path"))
+                text = str(arguments.get("file_text") or "")
+                _no_line_numbers("file_text", text)
+                services.memory_create_block(
+                    **ids, label=label, value=text, description=str(arguments.get("description") or "")
+                )
+                return f"Created the memory block '{label}'."
+            if command == "delete":
+                label = _label_of(arguments.get("path"))
+                services.memory_delete_block(**ids, label=label)
+                return f"Deleted the memory block '{label}'."
+            if arguments.get("old_path") or arguments.get("new_path"):
+                old, new = (
+                    _label_of(arguments.get("old_path"), "old_path"),
+                    _label_of(arguments.get("new_path"), "new_path"),
+                )
+                services.memory_relabel_block(**ids, label=old, new_label=new)
+                return f"Renamed the memory block '{old}' to '{new}'."
+            if arguments.get("description") is None:
+                raise ToolError("The rename command needs old_path and new_path, or path and description.")
+            label = _label_of(arguments.get("path"))
+            services.memory_relabel_block(**ids, label=label, description=str(arguments["description"]))
+            return f"Updated the description of the memory block '{label}'."
+        except services.BlockEditError as exc:
+            raise ToolError(str(exc)) from None
+
+    return await sync_to_async(run)()
 
 
 def _block_error(message: str) -> Exception:
@@ -230,7 +302,39 @@ CORE_MEMORY_REPLACE = BuiltinTool(
     run=_core_memory_replace,
 )
 
+MEMORY = BuiltinTool(
+    name="memory",
+    tool_type="letta_memory_core",
+    description=(
+        "Memory management tool with sub-commands for your memory blocks, each named by a path "
+        "'/memories/<label>'.\n\n"
+        'Examples: memory(command="create", path="/memories/coding_preferences", description="The user\'s coding '
+        'preferences.", file_text="Adds type hints."); memory(command="str_replace", path="/memories/human", '
+        'old_str="theme: dark", new_str="theme: light"); memory(command="insert", path="/memories/notes", '
+        'insert_line=5, insert_text="New note"); memory(command="delete", path="/memories/old_notes"); '
+        'memory(command="rename", old_path="/memories/temp", new_path="/memories/permanent"); '
+        'memory(command="rename", path="/memories/temp", description="Temporary notes.")'
+    ),
+    parameters=parameters(
+        {
+            "command": prop(S, "The sub-command to run.", enum=list(MEMORY_COMMANDS)),
+            "path": prop(S, "Path of the memory block, '/memories/<label>'."),
+            "file_text": prop(S, "Starting text of a new block (create)."),
+            "description": prop(S, "Description of the block (create, rename)."),
+            "old_str": prop(S, "Text to replace; must occur exactly once (str_replace)."),
+            "new_str": prop(S, "Replacement text (str_replace)."),
+            "insert_line": prop("integer", "Line after which to insert; 0 for the beginning, -1 the end (insert)."),
+            "insert_text": prop(S, "Text to insert (insert)."),
+            "old_path": prop(S, "Current path (rename)."),
+            "new_path": prop(S, "New path (rename)."),
+        },
+        required=["command"],
+    ),
+    run=_memory,
+)
+
 MEMORY_TOOLS = [
+    MEMORY,
     MEMORY_INSERT,
     MEMORY_REPLACE,
     MEMORY_RETHINK,

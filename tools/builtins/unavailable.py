@@ -3,6 +3,8 @@
 They exist so that Letta clients find every name ``add-base-tools`` promises (same
 names, tool types and parameters), but their descriptions say they are not available
 and every call returns an error explaining why, rather than pretending to succeed.
+They are never offered to a model: attaching one to an agent is refused
+(``agents.services``), and migration 0004 detached any attached before.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
-MEMORY_BLOCKS = "memory blocks are not implemented on this server yet"
 FILES = "file attachments are not implemented on this server yet"
 MULTI_AGENT = "messaging between agents is not implemented on this server yet"
 SLEEPTIME = "sleep-time and voice agents are not supported on this server"
@@ -45,32 +46,9 @@ def _unavailable(
     )
 
 
-def _label() -> dict[str, Any]:
-    return prop("string", "Section of the memory to be edited.")
-
-
 def unavailable_tools() -> list[BuiltinTool]:
     s = "string"
     return [
-        _unavailable(
-            "memory",
-            "letta_memory_core",
-            "Manage memory blocks with sub-commands (view, create, str_replace, insert, delete, rename).",
-            MEMORY_BLOCKS,
-            {
-                "command": prop(s, "The sub-command to run."),
-                "path": prop(s, "Path of the memory block."),
-                "file_text": prop(s, "Starting text of a new block."),
-                "description": prop(s, "Description of the block."),
-                "old_str": prop(s, "Text to replace."),
-                "new_str": prop(s, "Replacement text."),
-                "insert_line": prop("integer", "Line number to insert at."),
-                "insert_text": prop(s, "Text to insert."),
-                "old_path": prop(s, "Current path, for rename."),
-                "new_path": prop(s, "New path, for rename."),
-            },
-            ["command"],
-        ),
         _unavailable(
             "open_files",
             "letta_files_core",
