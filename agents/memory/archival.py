@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection, transaction
-from django.db.models import BooleanField, Q, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.errors import ValidationFailed
+from agents.memory.selectors import any_of, has_tag
 from agents.models import Agent, Passage
 
 if TYPE_CHECKING:
@@ -100,19 +100,6 @@ def passage_count(*, organization_id: Any, agent_id: Any) -> int:
 # --- search -------------------------------------------------------------------------------
 
 
-def _has_tag(tag: str) -> Q:
-    if connection.vendor == "postgresql":
-        return Q(tags__contains=[tag])
-    table = Passage._meta.db_table
-    return Q(
-        RawSQL(
-            f'EXISTS (SELECT 1 FROM json_each("{table}"."tags") WHERE json_each.value = %s)',
-            (tag,),
-            output_field=BooleanField(),
-        )
-    )
-
-
 def words(query: str) -> list[str]:
     return list(dict.fromkeys(word.casefold() for word in _WORD.findall(query or "")))
 
@@ -176,15 +163,12 @@ def passage_search(
     if end is not None:
         rows = rows.filter(created_at__lte=end)
     if tags:
-        conditions = [_has_tag(tag) for tag in tags]
+        conditions = [has_tag(Passage, tag) for tag in tags]
         if tag_match_mode == "all":
             for condition in conditions:
                 rows = rows.filter(condition)
         else:
-            combined = Q()
-            for condition in conditions:
-                combined |= condition
-            rows = rows.filter(combined)
+            rows = rows.filter(any_of(conditions))
     query_words = words(query)
     if not query_words:
         return list(rows.order_by("-created_at", "-pk")[:limit])

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from django.db.models import Count, Q, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, Count, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from agents.errors import NotFound
 from agents.models import Agent, AgentBlock, Block, Passage
@@ -17,6 +19,27 @@ if TYPE_CHECKING:
     from accounts.models import Organization
 
 Order = Literal["asc", "desc"]
+
+
+def has_tag(model: type[Block] | type[Passage], tag: str) -> Q:
+    """Rows whose JSON ``tags`` list contains ``tag`` (SQLite has no JSON ``contains`` lookup)."""
+    if connection.vendor == "postgresql":
+        return Q(tags__contains=[tag])
+    table = model._meta.db_table
+    return Q(
+        RawSQL(
+            f'EXISTS (SELECT 1 FROM json_each("{table}"."tags") WHERE json_each.value = %s)',
+            (tag,),
+            output_field=BooleanField(),
+        )
+    )
+
+
+def any_of(conditions: Sequence[Q]) -> Q:
+    combined = Q()
+    for condition in conditions:
+        combined |= condition
+    return combined
 
 
 def block_get(*, organization: Organization | int | None, block_id: str) -> Block:
@@ -111,13 +134,12 @@ def block_list(
     if description_search:
         rows = rows.filter(description__icontains=description_search)
     if tags:
-        wanted = set(tags)
-        ids = [
-            pk
-            for pk, block_tags in rows.values_list("pk", "tags")
-            if (wanted <= set(block_tags or []) if match_all_tags else wanted & set(block_tags or []))
-        ]
-        rows = rows.filter(pk__in=ids)
+        conditions = [has_tag(Block, tag) for tag in tags]
+        if match_all_tags:
+            for condition in conditions:
+                rows = rows.filter(condition)
+        else:
+            rows = rows.filter(any_of(conditions))
     if (
         connected_to_agents_count_gt is not None
         or connected_to_agents_count_lt is not None

@@ -35,6 +35,7 @@ DEFAULT_BLOCKS: tuple[dict[str, str], ...] = (
 )
 BLOCK_FIELDS = frozenset({"label", "value", "limit", "description", "read_only", "metadata", "tags"})
 READ_ONLY_ERROR = "Error This block is read-only and cannot be edited."
+MAX_LABEL_CHARS = 200
 
 
 class BlockLimitExceeded(ApplicationError):
@@ -42,7 +43,7 @@ class BlockLimitExceeded(ApplicationError):
 
     status_code = 400
 
-    def __init__(self, limit: int, length: int, label: str = "") -> None:
+    def __init__(self, limit: int, length: int) -> None:
         self.limit = limit
         self.length = length
         super().__init__(f"Edit failed: Exceeds {limit} character limit (requested {length})")
@@ -62,6 +63,16 @@ def _checked(fields: Mapping[str, Any], *, loc: list[str | int]) -> dict[str, An
     label = str(data.get("label") or "").strip()
     if not label:
         raise ValidationFailed([{"loc": [*loc, "label"], "msg": "Field required", "type": "missing"}])
+    if len(label) > MAX_LABEL_CHARS:
+        raise ValidationFailed(
+            [
+                {
+                    "loc": [*loc, "label"],
+                    "msg": f"A label has at most {MAX_LABEL_CHARS} characters",
+                    "type": "value_error",
+                }
+            ]
+        )
     data["label"] = label
     data["value"] = str(data.get("value") or "")
     data["limit"] = int(data.get("limit") or DEFAULT_BLOCK_CHAR_LIMIT)
@@ -105,7 +116,7 @@ def block_update(*, block: Block, **fields: Any) -> Block:
     for key, value in changes.items():
         setattr(block, key, value)
     if len(block.value) > block.limit:
-        raise BlockLimitExceeded(block.limit, len(block.value), block.label)
+        raise BlockLimitExceeded(block.limit, len(block.value))
     block.save()
     return block
 
@@ -174,7 +185,7 @@ def agent_attach_block(*, agent: Agent, block: Block) -> Agent:
     """Attach ``block`` at the end of the agent's blocks (idempotent); its label must be free on the agent."""
     if block.organization_id != agent.organization_id:
         raise NotFound(f"Block not found: {block.public_id}")
-    Agent.objects.select_for_update().filter(pk=agent.pk).first()
+    Agent.objects.select_for_update().filter(pk=agent.pk).first()  # serializes attaches: positions stay unique
     if not AgentBlock.objects.filter(agent=agent, block=block).exists():
         _check_label_free(agent, block)
         AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
@@ -224,11 +235,7 @@ def memory_edit(
     if link is None:
         if not create_missing:
             raise _missing_label(organization_id, agent_id, label)
-        agent = Agent.objects.for_org(organization_id).filter(pk=agent_id).first()
-        if agent is None:
-            raise BlockEditError("The calling agent was not found.")
-        block = Block.objects.create(organization_id=organization_id, **_checked({"label": label}, loc=["label"]))
-        AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
+        block = memory_create_block(organization_id=organization_id, agent_id=agent_id, label=label)
     else:
         block = Block.objects.select_for_update().get(pk=link.block_id)
     if block.read_only:

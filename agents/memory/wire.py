@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agents.memory.selectors import agent_blocks
@@ -12,10 +13,11 @@ if TYPE_CHECKING:
 AGENT_TYPE = "letta_v1_agent"
 
 
-def _timestamp(value: Any) -> str | None:
-    from agents.api.wire import letta_timestamp
-
-    return letta_timestamp(value)
+def _timestamp(value: datetime | None) -> str | None:
+    """A resource timestamp as Letta writes it: UTC ISO 8601 with a ``Z``."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def block_json(block: Block) -> dict[str, Any]:
@@ -61,9 +63,7 @@ def memory_json(agent: Agent, blocks: list[dict[str, Any]] | None = None) -> dic
 
 
 def passage_json(passage: Passage) -> dict[str, Any]:
-    """Letta's ``Passage`` (the embedding itself is left out, as the SDK rarely needs it)."""
-    from agents.api.wire import embedding_config
-
+    """Letta's ``Passage`` (the embedding itself is left out: it is large and clients rarely need it)."""
     return {
         "created_by_id": None,
         "last_updated_by_id": None,
@@ -79,6 +79,6 @@ def passage_json(passage: Passage) -> dict[str, Any]:
         "id": passage.public_id,
         "text": passage.text,
         "embedding": None,
-        "embedding_config": embedding_config(passage.embedding_model) if passage.embedding_model else None,
+        "embedding_config": None,
         "agent_id": f"agent-{passage.agent_id}",
     }
