@@ -11,9 +11,9 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.memory_serializers import BlockCreateInput, BlockOutput, BlockUpdateInput, MemoryOutput
 from agents.api.openapi import LIMIT
-from agents.api.wire import agent_state
 from agents.memory import selectors, services
 from agents.memory.wire import block_json, memory_json
+from agents.wire import agent_state
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
