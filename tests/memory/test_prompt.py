@@ -160,3 +160,19 @@ def test_each_step_request_reads_memory_afresh_through_the_engine_hook() -> None
     assert first.system.startswith("You remember.\n<memory_blocks>")
     assert "Nothing is known about the user yet." in first.system
     assert "The user is called Zed." in second.system
+
+
+def test_the_preview_shows_the_compiled_memory(agent: Agent) -> None:
+    from agents.conversation import snapshot
+    from agents.engine.inputs import UserInput
+    from agents.engine.rules import ToolRules
+    from agents.engine.state import preview_request
+    from agents.models import Message
+
+    rows = [snapshot(m) for m in Message.objects.in_context(agent)]
+    settings = ModelSettings(handle=agent.model, model="echo-1", memory=memory_source(agent))
+
+    request = preview_request(rows, [UserInput("hi")], [], settings, ToolRules.from_json([]))
+
+    assert request.system.startswith(f"{agent.system}\n\n<memory_blocks>")
+    assert "Name: Alice" in request.system
