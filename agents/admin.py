@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scoping import OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin
-from agents.models import Agent, Message, Run, Step
+from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
 from tools.admin import AgentToolForm, AgentToolFormSet
 from tools.models import AgentTool
 
@@ -238,3 +238,64 @@ class StepAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin, ad
     @admin.display(description="error")
     def error_json(self, obj: Step) -> str:
         return _pretty_json(obj.error)
+
+
+# --- memory: blocks and archival passages -------------------------------------------------
+
+
+class BlockAgentInline(OrgScopedAdminMixin, admin.TabularInline):
+    model = AgentBlock
+    organization_path = "block__organization"
+    extra = 0
+    fields = ("agent", "position")
+    verbose_name = "agent using this block"
+    verbose_name_plural = "agents using this block"
+
+
+@admin.register(Block)
+class BlockAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
+    list_display = ("label", "public_id", "organization", "chars", "limit", "read_only", "agent_count", "updated_at")
+    list_filter = (("organization", admin.RelatedOnlyFieldListFilter), "read_only", "label")
+    search_fields = ("label", "value", "description")
+    list_select_related = ("organization",)
+    readonly_fields = ("public_id", "created_at", "updated_at")
+    fields = (
+        "public_id",
+        "organization",
+        "label",
+        "description",
+        "value",
+        "limit",
+        "read_only",
+        "tags",
+        "metadata",
+        "created_at",
+        "updated_at",
+    )
+    inlines = (BlockAgentInline,)
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).annotate(agent_total=Count("agent_blocks", distinct=True))
+
+    @admin.display(description="characters")
+    def chars(self, obj: Block) -> int:
+        return len(obj.value)
+
+    @admin.display(description="agents", ordering="agent_total")
+    def agent_count(self, obj: Block) -> int:
+        return getattr(obj, "agent_total", 0)
+
+
+@admin.register(Passage)
+class PassageAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
+    list_display = ("short_text", "public_id", "organization", "agent", "created_at")
+    list_filter = (("organization", admin.RelatedOnlyFieldListFilter),)
+    search_fields = ("text",)
+    list_select_related = ("organization", "agent")
+    readonly_fields = ("public_id", "embedding_model", "created_at", "updated_at")
+    fields = ("public_id", "organization", "agent", "text", "tags", "metadata", "embedding_model", "created_at")
+    date_hierarchy = "created_at"
+
+    @admin.display(description="text")
+    def short_text(self, obj: Passage) -> str:
+        return obj.text[:80]

@@ -8,6 +8,9 @@ from django.db import models
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
+from agents.memory_models import AgentBlock as AgentBlock
+from agents.memory_models import Block as Block
+from agents.memory_models import Passage as Passage
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Use the tools you are given when they help, "

@@ -95,7 +95,7 @@ def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid
 
 
 def _with_tools(agents: QuerySet[Agent]) -> QuerySet[Agent]:
-    return agents.prefetch_related("agent_tools__tool")
+    return agents.prefetch_related("agent_tools__tool", "agent_blocks__block")
 
 
 def agent_get(*, organization: Organization | None, agent_id: str) -> Agent:

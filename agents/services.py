@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.errors import InvalidArgument, NotFound
+from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
 from tools.models import AgentTool, Tool
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 MODEL_PROVIDERS = ("anthropic", "demo", "openai")
 DEFAULT_EMBEDDING_HANDLE = "openai/text-embedding-3-small"
-EMBEDDING_PROVIDERS = ("letta", "openai")
+EMBEDDING_PROVIDERS = ("demo", "letta", "openai")
 TOOL_RULE_TYPES = frozenset(
     {
         "conditional",
@@ -57,6 +58,26 @@ _LLM_CONFIG_FIELDS = (
 )
 
 
+# The built-ins ``include_base_tools`` attaches, per Letta agent type (Letta 0.13); other
+# types get ``letta_v1_agent``'s. Archival tools are attached only through ``tool_ids``.
+BASE_TOOLS: dict[str, tuple[str, ...]] = {
+    "letta_v1_agent": ("conversation_search", "memory_insert", "memory_replace"),
+    "memgpt_v2_agent": ("send_message", "conversation_search", "memory_insert", "memory_replace"),
+    "memgpt_agent": ("send_message", "conversation_search", "core_memory_append", "core_memory_replace"),
+}
+
+
+def base_tools_for(organization: Organization, agent_type: str | None) -> list[Tool]:
+    """The organization's built-in tools for an agent of ``agent_type``, created or refreshed as needed."""
+    from tools.builtins import BuiltinRegistry, default_registry
+    from tools.services import base_tools_upsert
+
+    names = BASE_TOOLS.get(agent_type or "letta_v1_agent", BASE_TOOLS["letta_v1_agent"])
+    registry = default_registry()
+    subset = BuiltinRegistry([tool for name in names if (tool := registry.get(name)) is not None])
+    return base_tools_upsert(organization=organization, registry=subset)
+
+
 # --- validation ---------------------------------------------------------------------------
 
 
@@ -82,7 +103,11 @@ def validate_embedding_handle(handle: str) -> str:
     provider, model = split_handle(handle or "")
     if provider not in EMBEDDING_PROVIDERS or not model:
         raise InvalidArgument(f"Embedding provider {provider!r} is not supported", field="embedding")
-    supported = model.startswith("text-embedding-") if provider == "openai" else model == "letta-free"
+    supported = {
+        "openai": model.startswith("text-embedding-"),
+        "letta": model == "letta-free",
+        "demo": True,  # the offline hashed bag-of-words embedding (agents.memory.archival)
+    }[provider]
     if not supported:
         raise InvalidArgument(f"Embedding model {model} is not supported by {provider}", field="embedding")
     return handle
@@ -123,6 +148,21 @@ def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dic
         else:
             stored.append({"prompt_template": None, **rule})
     return stored, gated
+
+
+def check_attachable(tools: Iterable[Tool]) -> None:
+    """Refuse built-ins this server cannot perform: a model is never offered a tool that only fails."""
+    from tools.builtins import default_registry
+    from tools.models import ToolKind
+
+    registry = default_registry()
+    for tool in tools:
+        builtin = registry.get(tool.name) if tool.kind == ToolKind.BUILTIN else None
+        if tool.kind == ToolKind.BUILTIN and (builtin is None or not builtin.available):
+            raise InvalidArgument(
+                f"The built-in tool {tool.name} is not available on this server, so it cannot be attached to an agent.",
+                field="tool_ids",
+            )
 
 
 def _tools_by_ids(organization: Organization, tool_ids: Sequence[str]) -> list[Tool]:
@@ -201,12 +241,18 @@ def agent_create(
     reasoning_effort: str | None = None,
     tool_env_vars: Mapping[str, str] | None = None,
     include_base_tools: bool = False,
+    agent_type: str | None = None,
+    memory_blocks: Sequence[Mapping[str, Any]] | None = None,
+    block_ids: Sequence[str] | None = None,
 ) -> Agent:
     """Create an agent with its tools and its two initial in-context rows (system prompt, login).
 
     ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model
     settings instead, and explicit keyword settings win over both. Tools are looked up
     in ``organization`` only; an unknown id or name is an ``InvalidArgument`` naming it.
+    ``include_base_tools`` attaches the built-ins Letta gives an agent of ``agent_type``
+    (``BASE_TOOLS``). Blocks come from ``memory_blocks`` (inline) and ``block_ids``
+    (existing, same organization); with neither, the default ``human`` and ``persona``.
     """
     config = dict(llm_config or {})
     handle = validate_model_handle(model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE)
@@ -246,13 +292,14 @@ def agent_create(
     )
 
     tools = _tools_by_ids(organization, tool_ids) + _tools_by_names(organization, tool_names)
+    check_attachable(tools)
     if include_base_tools:
-        from tools.services import base_tools_upsert
-
-        tools += base_tools_upsert(organization=organization)
+        tools += base_tools_for(organization, agent_type)
     AgentTool.objects.bulk_create([AgentTool(agent=agent, tool=tool) for tool in dict.fromkeys(tools)])
     if gated:
         _apply_approval_rules(agent, gated)
+
+    agent_blocks_init(agent=agent, memory_blocks=memory_blocks, block_ids=block_ids)
 
     now = timezone.now()
     Message.objects.bulk_create(
@@ -345,6 +392,7 @@ def agent_update(
 
     if tool_ids is not None:
         tools = _tools_by_ids(agent.organization, tool_ids)
+        check_attachable(tools)
         AgentTool.objects.filter(agent=agent).exclude(tool__in=tools).delete()
         for tool in tools:
             AgentTool.objects.get_or_create(agent=agent, tool=tool)
@@ -377,6 +425,7 @@ def _touch(agent: Agent) -> None:
 def agent_attach_tool(*, agent: Agent, tool: Tool) -> Agent:
     """Attach ``tool`` (idempotent); its approval follows the tool's default until overridden."""
     _check_same_org(agent, tool)
+    check_attachable([tool])
     AgentTool.objects.get_or_create(agent=agent, tool=tool)
     _touch(agent)
     return agent

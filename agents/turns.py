@@ -16,6 +16,7 @@ from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client
+from agents.memory.prompt import memory_source
 from agents.models import Message
 from tools.base import ToolContext, ToolSpec
 from tools.runtime import DefaultToolRunner, tool_spec_for
@@ -41,6 +42,7 @@ def model_settings(agent: Agent) -> ModelSettings:
         reasoning_effort=agent.reasoning_effort or None,
         context_window=agent.context_window,
         max_steps=agent.max_steps,
+        memory=memory_source(agent),
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.utils import timezone
 
+from agents.memory.wire import blocks_json, memory_json
 from agents.models import MessageRole, RunStatus
 from agents.services import DEFAULT_EMBEDDING_HANDLE, split_handle
 
@@ -385,8 +386,8 @@ def agent_state(agent: Agent, *, message_ids: Sequence[Any] | None = None) -> di
         "response_format": None,
         "description": agent.description or None,
         "metadata": dict(agent.metadata) if agent.metadata else None,
-        "memory": {"agent_type": AGENT_TYPE, "blocks": [], "file_blocks": [], "prompt_template": ""},
-        "blocks": [],
+        "memory": memory_json(agent),
+        "blocks": blocks_json(agent),
         "tools": [tool_json(at.tool) for at in agent_tools],
         "sources": [],
         "tags": list(agent.tags or []),

@@ -299,6 +299,9 @@ ADMIN_PAGES = [
     "/admin/agents/run/",
     "/admin/agents/run/?q=not-an-id",
     "/admin/agents/step/",
+    "/admin/agents/block/",
+    "/admin/agents/block/add/",
+    "/admin/agents/passage/",
     "/admin/tools/tool/",
     "/admin/tools/tool/add/",
 ]

@@ -15,6 +15,7 @@ the message cut to the tool's ``return_char_limit`` and a visible notice.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -124,13 +125,23 @@ class DefaultToolRunner:
         return self.limits if self.limits is not None else SandboxLimits.from_settings()
 
 
+@functools.cache
+def _builtin_schemas() -> dict[str, dict[str, Any]]:
+    return {builtin.name: builtin.json_schema for builtin in default_registry()}
+
+
 def tool_spec_for(agent_tool: AgentTool) -> ToolSpec:
-    """The engine's view of a tool attached to an agent (load it with ``select_related("tool")``)."""
+    """The engine's view of a tool attached to an agent (load it with ``select_related("tool")``).
+
+    A built-in's schema comes from the code (``default_registry``), never from a row
+    written by an older version of the server.
+    """
     tool = agent_tool.tool
+    schema = _builtin_schemas().get(tool.name) if tool.kind == "builtin" else None
     return ToolSpec(
         name=tool.name,
         kind=tool.kind,  # type: ignore[arg-type]  # a ToolKind value
-        json_schema=tool.json_schema,
+        json_schema=schema or tool.json_schema,
         requires_approval=agent_tool.effective_requires_approval,
         return_char_limit=tool.return_char_limit,
         source_code=tool.source_code,

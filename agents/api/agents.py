@@ -93,7 +93,10 @@ class AgentListView(OrgScopedAPIView):
             max_reasoning_tokens=data.get("max_reasoning_tokens") if reasoning is not False else 0,
             enable_reasoner=data.get("enable_reasoner") if reasoning is None else reasoning,
             tool_env_vars=_env_vars(data),
-            include_base_tools=bool(data.get("include_base_tools")),
+            include_base_tools=data.get("include_base_tools") is not False,
+            agent_type=data.get("agent_type"),
+            memory_blocks=data.get("memory_blocks"),
+            block_ids=data.get("block_ids"),
         )
         return Response(agent_state(self.get_agent(agent.public_id)))
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from agents.api.memory_serializers import BlockCreateInput
 from agents.engine.stop import StopReason
 from agents.services import TOOL_RULE_TYPES
 
@@ -87,7 +88,9 @@ class AgentCreateInput(serializers.Serializer):
     tool_rules = _optional(serializers.ListField, child=ToolRuleInput())
     tags = _optional(serializers.ListField, child=serializers.CharField())
     metadata = _optional(serializers.DictField)
-    include_base_tools = _optional(serializers.BooleanField)
+    include_base_tools = _optional(serializers.BooleanField, help_text="Attach Letta's default tools (default true).")
+    memory_blocks = _optional(serializers.ListField, child=BlockCreateInput())
+    block_ids = _optional(serializers.ListField, child=serializers.CharField())
     include_base_tool_rules = _optional(serializers.BooleanField)
     context_window_limit = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     max_tokens = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)

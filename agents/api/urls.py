@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.urls import path
 
-from agents.api import agents, messages, schema, tools, views
+from agents.api import agents, blocks, messages, passages, schema, tools, views
 from agents.api import runs as run_views
 
 if TYPE_CHECKING:
@@ -52,6 +52,28 @@ urlpatterns = [
     ),
     *route("agents/<str:agent_id>/reset-messages", messages.AgentResetMessagesView, "agent-reset-messages"),
     *route("agents/<str:agent_id>/context", messages.AgentContextView, "agent-context"),
+    # --- memory: core memory blocks and archival passages ---
+    *route("agents/<str:agent_id>/core-memory", blocks.AgentCoreMemoryView, "agent-core-memory"),
+    *route("agents/<str:agent_id>/core-memory/blocks", blocks.AgentBlockListView, "agent-blocks"),
+    *route(
+        "agents/<str:agent_id>/core-memory/blocks/attach/<str:block_id>",
+        blocks.AgentBlockAttachView,
+        "agent-block-attach",
+    ),
+    *route(
+        "agents/<str:agent_id>/core-memory/blocks/detach/<str:block_id>",
+        blocks.AgentBlockDetachView,
+        "agent-block-detach",
+    ),
+    *route("agents/<str:agent_id>/core-memory/blocks/<str:block_label>", blocks.AgentBlockDetailView, "agent-block"),
+    *route("agents/<str:agent_id>/archival-memory", passages.AgentPassageListView, "agent-passages"),
+    *route("agents/<str:agent_id>/archival-memory/search", passages.AgentPassageSearchView, "agent-passage-search"),
+    *route("agents/<str:agent_id>/archival-memory/<str:passage_id>", passages.AgentPassageDetailView, "agent-passage"),
+    *route("blocks/", blocks.BlockListView, "blocks"),
+    *route("blocks/count", blocks.BlockCountView, "blocks-count"),
+    *route("blocks/<str:block_id>", blocks.BlockDetailView, "block"),
+    *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
+    # --- end of memory ---
     *route("runs/", run_views.RunListView, "runs"),
     *route("runs/active", run_views.ActiveRunListView, "runs-active"),
     *route("runs/<str:run_id>", run_views.RunDetailView, "run"),

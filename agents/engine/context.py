@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.llm.base import (
     AssistantTurn,
@@ -31,9 +31,24 @@ UNTRUSTED_TOOL_OUTPUT_NOTE = (
 )
 
 
+CORE_MEMORY_PLACEHOLDER = "{CORE_MEMORY}"
+
+
+class MemorySource(Protocol):
+    """The agent's compiled memory section, read from its rows when asked (``agents.memory.prompt.MemorySection``)."""
+
+    async def compile(self) -> str: ...
+
+    def compile_sync(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class ModelSettings:
-    """An agent's model configuration, as the loop needs it."""
+    """An agent's model configuration, as the loop needs it.
+
+    ``memory``, when set, is compiled at the start of every step (``build_step_request``)
+    and put into the system prompt (``system_with_memory``).
+    """
 
     handle: str
     model: str
@@ -45,6 +60,7 @@ class ModelSettings:
     reasoning_effort: str | None = None
     context_window: int = 32_000
     max_steps: int = 50
+    memory: MemorySource | None = None
 
 
 def content_parts(content: list[dict[str, Any]]) -> tuple[ContentPart, ...]:
@@ -112,10 +128,26 @@ def tool_schemas(specs: list[ToolSpec]) -> tuple[ToolSchema, ...]:
     return tuple(ToolSchema(spec.name, spec.description, spec.parameters) for spec in specs)
 
 
+def system_with_memory(system: str, memory: str | None) -> str:
+    """The system text with ``memory`` in place of ``{CORE_MEMORY}``, or after a blank line when absent."""
+    if memory is None:
+        return system
+    if CORE_MEMORY_PLACEHOLDER in system:
+        return system.replace(CORE_MEMORY_PLACEHOLDER, memory)
+    return f"{system}\n\n{memory}" if system else memory
+
+
 def build_request(
-    rows: list[MessageSnapshot], specs: list[ToolSpec], settings: ModelSettings, *, allowed: set[str] | None = None
+    rows: list[MessageSnapshot],
+    specs: list[ToolSpec],
+    settings: ModelSettings,
+    *,
+    allowed: set[str] | None = None,
+    memory: str | None = None,
 ) -> LLMRequest:
+    """The model request for ``rows``; ``memory`` is the compiled memory section (``None``: none)."""
     system, turns = conversation_turns(rows)
+    system = system_with_memory(system, memory)
     offered = [s for s in specs if allowed is None or s.name in allowed]
     if offered:
         system = f"{system}\n\n{UNTRUSTED_TOOL_OUTPUT_NOTE}" if system else UNTRUSTED_TOOL_OUTPUT_NOTE
@@ -131,6 +163,14 @@ def build_request(
         reasoning_budget_tokens=settings.reasoning_budget_tokens,
         reasoning_effort=settings.reasoning_effort,
     )
+
+
+async def build_step_request(
+    rows: list[MessageSnapshot], specs: list[ToolSpec], settings: ModelSettings, *, allowed: set[str] | None = None
+) -> LLMRequest:
+    """``build_request`` with the memory section compiled now, from the rows (the loop calls it every step)."""
+    memory = await settings.memory.compile() if settings.memory is not None else None
+    return build_request(rows, specs, settings, allowed=allowed, memory=memory)
 
 
 def estimate_tokens(text: str) -> int:

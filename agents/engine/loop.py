@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
-from agents.engine.context import ModelSettings, build_request, estimate_tokens
+from agents.engine.context import ModelSettings, build_step_request, estimate_tokens
 from agents.engine.events import (
     EngineEvent,
     MessageEvent,
@@ -372,7 +372,7 @@ class Turn:
 
     async def _call_model(self, out: StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
         allowed = self._allowed_tools()
-        request = build_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
+        request = await build_step_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
         try:
             async for event in self.collab.llm.generate(request, stream=self.stream_tokens):
                 delta = out.absorb(event, self.specs)

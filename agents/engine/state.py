@@ -93,4 +93,5 @@ def preview_request(
     specs = {spec.name for spec in tools}
     called = calls_this_turn(preview)
     allowed = {name for name in specs if rules.violation(name, called, specs) is None}
-    return build_request(preview, tools, settings, allowed=allowed)
+    memory = settings.memory.compile_sync() if settings.memory is not None else None
+    return build_request(preview, tools, settings, allowed=allowed, memory=memory)

@@ -44,7 +44,7 @@ class StoredToolReturn(TypedDict):
     stderr: list[str] | None
 
 
-class ApprovalReturnItem(TypedDict):
+class StoredApprovalDecision(TypedDict):
     """Letta's ``ApprovalReturn``: a human's answer to one gated call."""
 
     type: Literal["approval"]
@@ -53,7 +53,7 @@ class ApprovalReturnItem(TypedDict):
     reason: str | None
 
 
-class ToolReturnItem(TypedDict):
+class StoredClientReturn(TypedDict):
     """Letta's ``ToolReturn`` in an approval: the client ran the gated call itself and sends its result."""
 
     type: Literal["tool"]
@@ -65,5 +65,5 @@ class ToolReturnItem(TypedDict):
     stderr: list[str] | None
 
 
-ApprovalItem: TypeAlias = ApprovalReturnItem | ToolReturnItem
+StoredApprovalItem: TypeAlias = StoredApprovalDecision | StoredClientReturn
 """One item of an approval row's ``approvals``; ``type`` tells which."""

@@ -15,7 +15,8 @@ import pytest
 
 from agents import services
 from agents.api.urls import urlpatterns
-from agents.models import Agent, Message, Run, Step
+from agents.memory.archival import passage_insert
+from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
 
@@ -49,6 +50,8 @@ class Rows:
     step: Step
     message: Message
     charlies_agent: Agent
+    block: Block
+    passage: Passage
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,9 @@ class Rows:
             "messages": Message.objects.filter(agent=self.agent).count(),
             "steps": Step.objects.filter(agent=self.agent).count(),
             "charlies_tools": AgentTool.objects.filter(agent=self.charlies_agent).count(),
+            "blocks": list(Block.objects.order_by("pk").values_list("pk", "label", "value", "read_only")),
+            "attached_blocks": sorted(AgentBlock.objects.values_list("agent_id", "block_id")),
+            "passages": list(Passage.objects.order_by("pk").values_list("pk", "text")),
         }
 
 
@@ -81,6 +87,8 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
         step=Step.objects.filter(run=run).first(),
         message=Message.objects.filter(agent=agent, role="assistant").first(),
         charlies_agent=charlies,
+        block=Block.objects.get(agent_blocks__agent=agent, label="human"),
+        passage=passage_insert(agent=agent, text="alice's archived secret")[0],
     )
 
 
@@ -104,6 +112,25 @@ PROBES = [
     ("agent-messages-preview", "post", "/v1/agents/{agent}/messages/preview-raw-payload", TURN),
     ("agent-reset-messages", "patch", "/v1/agents/{agent}/reset-messages", None),
     ("agent-context", "get", "/v1/agents/{agent}/context", None),
+    ("agent-core-memory", "get", "/v1/agents/{agent}/core-memory", None),
+    ("agent-blocks", "get", "/v1/agents/{agent}/core-memory/blocks", None),
+    ("agent-block", "get", "/v1/agents/{agent}/core-memory/blocks/human", None),
+    ("agent-block", "patch", "/v1/agents/{agent}/core-memory/blocks/human", {"value": "taken"}),
+    ("agent-block-attach", "patch", "/v1/agents/{agent}/core-memory/blocks/attach/{block}", None),
+    ("agent-block-attach", "patch", "/v1/agents/{charlies_agent}/core-memory/blocks/attach/{block}", None),
+    ("agent-block-detach", "patch", "/v1/agents/{agent}/core-memory/blocks/detach/{block}", None),
+    ("agent-block-detach", "patch", "/v1/agents/{charlies_agent}/core-memory/blocks/detach/{block}", None),
+    ("agent-passages", "get", "/v1/agents/{agent}/archival-memory", None),
+    ("agent-passages", "get", "/v1/agents/{charlies_agent}/archival-memory?after={passage}", None),
+    ("agent-passages", "post", "/v1/agents/{agent}/archival-memory", {"text": "taken"}),
+    ("agent-passage-search", "get", "/v1/agents/{agent}/archival-memory/search?query=secret", None),
+    ("agent-passage", "delete", "/v1/agents/{agent}/archival-memory/{passage}", None),
+    ("agent-passage", "delete", "/v1/agents/{charlies_agent}/archival-memory/{passage}", None),
+    ("block", "get", "/v1/blocks/{block}", None),
+    ("block", "patch", "/v1/blocks/{block}", {"value": "taken"}),
+    ("block", "delete", "/v1/blocks/{block}", None),
+    ("block-agents", "get", "/v1/blocks/{block}/agents", None),
+    ("blocks", "get", "/v1/blocks/?after={block}", None),
     ("run", "get", "/v1/runs/{run}", None),
     ("run", "delete", "/v1/runs/{queued_run}", None),
     ("run-cancel", "post", "/v1/runs/{queued_run}/cancel", None),
@@ -122,7 +149,7 @@ PROBES = [
 
 
 def _ids(rows: Rows) -> dict[str, str]:
-    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent")
+    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage")
     return {name: getattr(rows, name).public_id for name in names}
 
 
@@ -200,6 +227,10 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/steps/?agent_id={agent}",
         "/v1/agents/{charlies_agent}/tools",
         "/v1/agents/{charlies_agent}/messages",
+        "/v1/blocks/",
+        "/v1/blocks/?label=human&value_search=a",
+        "/v1/agents/{charlies_agent}/core-memory/blocks",
+        "/v1/agents/{charlies_agent}/archival-memory",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -211,6 +242,8 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         rows.queued_run.public_id,
         rows.step.public_id,
         *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
+        *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
+        *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
     }
 
     response = charlie_api.get(_url(path, rows))

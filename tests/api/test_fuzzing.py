@@ -49,6 +49,9 @@ LISTS_BY_CURSOR = {
     "tools_list": "tools",
     "runs_list": "runs",
     "agents_messages_list": "messages",
+    "blocks_list": "blocks",
+    "agents_blocks_list": "blocks",
+    "agents_passages_list": "passages",
 }
 # Now and then a string is one that Postgres cannot store (on SQLite it is stored).
 HOSTILE_TEXT = {"hostile": {"values": ["\x00", "a NUL \x00 inside"]}}
@@ -100,6 +103,13 @@ def _seed(api: httpx.Client) -> dict[str, Any]:
     steps = api.get(f"/v1/runs/{run_ids[0]}/steps").raise_for_status().json()
     messages = api.get(f"/v1/agents/{demo}/messages").raise_for_status().json()
     spare_tools = [_tool(api, f"def spare_{n}() -> str:\n    return 'x'\n") for n in range(3)]
+    blocks = [block["id"] for block in api.get(f"/v1/agents/{demo}/core-memory/blocks").raise_for_status().json()]
+    spare_blocks = [
+        api.post("/v1/blocks/", json={"label": f"spare-{n}", "value": "x"}).raise_for_status().json()["id"]
+        for n in range(3)
+    ]
+    archive = f"/v1/agents/{demo}/archival-memory"
+    passages = [api.post(archive, json={"text": f"fact {n}"}).raise_for_status().json()[0]["id"] for n in range(4)]
     return {
         "agents": [demo, anthropic, awaiting],
         "spare_agents": [_agent(api, f"spare-{n}") for n in range(3)],
@@ -110,6 +120,11 @@ def _seed(api: httpx.Client) -> dict[str, Any]:
         "spare_runs": [turn["usage"]["run_ids"][0] for turn in spare_turns],
         "steps": [step["id"] for step in steps],
         "messages": [message["id"] for message in messages],
+        "blocks": blocks,
+        "spare_blocks": spare_blocks,
+        "block_labels": ["human", "persona"],
+        "passages": passages[:1],
+        "spare_passages": passages[1:],
     }
 
 
@@ -131,11 +146,19 @@ def fuzz_config(ids: dict[str, list[str]]) -> schemathesis.Config:
                 "path.tool_name": _binding("tool_names"),
                 "path.run_id": _binding("runs"),
                 "path.step_id": _binding("steps"),
+                "path.block_id": _binding("blocks"),
+                "path.block_label": _binding("block_labels"),
+                "path.passage_id": _binding("passages"),
             },
             "operations": [
                 {"include-operation-id": "agents_delete", "parameters": {"path.agent_id": _binding("spare_agents")}},
                 {"include-operation-id": "tools_delete", "parameters": {"path.tool_id": _binding("spare_tools")}},
                 {"include-operation-id": "runs_delete", "parameters": {"path.run_id": _binding("spare_runs")}},
+                {"include-operation-id": "blocks_delete", "parameters": {"path.block_id": _binding("spare_blocks")}},
+                {
+                    "include-operation-id": "agents_passages_delete",
+                    "parameters": {"path.passage_id": _binding("spare_passages")},
+                },
                 *(
                     {"include-operation-id": operation, "parameters": {f"query.{c}": _binding(rows) for c in CURSORS}}
                     for operation, rows in LISTS_BY_CURSOR.items()

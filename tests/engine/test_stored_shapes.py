@@ -6,12 +6,12 @@ from typing import Any, get_args
 
 import pytest
 
-from agents.engine.inputs import ApprovalInput, UserInput
+from agents.engine.inputs import ApprovalInput, ApprovalItem, ToolReturnItem, UserInput
 from agents.engine.types import (
-    ApprovalReturnItem,
+    StoredApprovalDecision,
+    StoredClientReturn,
     StoredToolCall,
     StoredToolReturn,
-    ToolReturnItem,
     ToolStatus,
 )
 from tests.fakes import reply
@@ -33,8 +33,8 @@ async def test_tool_calls_tool_returns_and_approval_items_are_stored_with_the_ty
     await harness.turn(
         ApprovalInput(
             approvals=[
-                {"type": "approval", "approve": False, "tool_call_id": "a", "reason": "not this one"},
-                {"type": "tool", "tool_call_id": "b", "tool_return": "from the client", "status": "success"},
+                ApprovalItem(approve=False, tool_call_id="a", reason="not this one"),
+                ToolReturnItem(type="tool", tool_call_id="b", tool_return="from the client"),
             ]
         ),
         [reply("Done.")],
@@ -46,7 +46,7 @@ async def test_tool_calls_tool_returns_and_approval_items_are_stored_with_the_ty
     assert all(isinstance(call["arguments"], str) for call in assistant.tool_calls)
 
     [approval] = [row for row in rows if row.role == "approval"]
-    assert [set(item) for item in approval.approvals] == [keys_of(ApprovalReturnItem), keys_of(ToolReturnItem)]
+    assert [set(item) for item in approval.approvals] == [keys_of(StoredApprovalDecision), keys_of(StoredClientReturn)]
 
     [tool] = [row for row in rows if row.role == "tool"]
     assert [set(result) for result in tool.tool_returns] == [keys_of(StoredToolReturn)] * 3

@@ -36,7 +36,21 @@ LETTA_BASE_TOOLS = {
     "send_message_to_agent_async": "letta_multi_agent_core",
     "semantic_search_files": "letta_files_core",
 }
-WORKING = {"send_message", "conversation_search", "run_code", "get_current_time"}
+WORKING = {
+    "memory",
+    "send_message",
+    "conversation_search",
+    "run_code",
+    "get_current_time",
+    "memory_insert",
+    "memory_replace",
+    "memory_rethink",
+    "memory_finish_edits",
+    "core_memory_append",
+    "core_memory_replace",
+    "archival_memory_insert",
+    "archival_memory_search",
+}
 
 
 def test_it_creates_every_letta_base_tool_with_its_tool_type(cast):

@@ -28,6 +28,13 @@ def _call(name: str, arguments: dict, context: ToolContext = NO_CONTEXT, runner:
     return async_to_sync(runner.run)(_spec(name), json.dumps(arguments), context)
 
 
+def _results(outcome) -> list[dict]:
+    prefix, _, listed = outcome.tool_return.partition(": ")
+    results = json.loads(listed)
+    assert prefix == f"Showing {len(results)} results"
+    return results
+
+
 def _say(agent, seq: int, role: str, text: str, *, days_ago: int = 0) -> Message:
     message = Message.objects.create(
         organization=agent.organization, agent=agent, seq=seq, role=role, content=[{"type": "text", "text": text}]
@@ -54,7 +61,7 @@ def conversations(cast):
 def test_conversation_search_finds_the_calling_agents_own_messages(cast, conversations):
     mine, _, _ = conversations
     outcome = _call("conversation_search", {"query": "teal"}, ToolContext(cast.org_a.pk, mine.pk))
-    results = json.loads(outcome.tool_return)
+    results = _results(outcome)
     assert [(row["role"], row["content"]) for row in results] == [
         ("assistant", "Noted: teal it is."),
         ("user", "My favourite colour is TEAL."),
@@ -77,15 +84,15 @@ def test_conversation_search_sees_nothing_of_another_organization(cast, conversa
 def test_conversation_search_filters_by_role_date_and_limit(cast, conversations):
     mine, _, _ = conversations
     context = ToolContext(cast.org_a.pk, mine.pk)
-    by_role = json.loads(_call("conversation_search", {"query": "teal", "roles": ["user"]}, context).tool_return)
+    by_role = _results(_call("conversation_search", {"query": "teal", "roles": ["user"]}, context))
     assert [row["role"] for row in by_role] == ["user"]
     recent = (timezone.now() - timedelta(days=1)).date().isoformat()
-    by_date = json.loads(_call("conversation_search", {"query": "teal", "start_date": recent}, context).tool_return)
+    by_date = _results(_call("conversation_search", {"query": "teal", "start_date": recent}, context))
     assert [row["content"] for row in by_date] == ["Noted: teal it is."]
     old = (timezone.now() - timedelta(days=10)).date().isoformat()
-    until = json.loads(_call("conversation_search", {"query": "teal", "end_date": old}, context).tool_return)
+    until = _results(_call("conversation_search", {"query": "teal", "end_date": old}, context))
     assert [row["content"] for row in until] == ["My favourite colour is TEAL."]
-    limited = json.loads(_call("conversation_search", {"query": "teal", "limit": "1"}, context).tool_return)
+    limited = _results(_call("conversation_search", {"query": "teal", "limit": "1"}, context))
     assert len(limited) == 1
 
 
@@ -145,11 +152,10 @@ def test_run_code_refuses_languages_it_cannot_run():
 
 
 def test_a_tool_this_server_cannot_perform_answers_with_an_honest_error():
-    outcome = _call("archival_memory_insert", {"content": "remember this"})
+    outcome = _call("web_search", {"query": "news"})
     assert outcome.status == "error"
-    assert (
-        outcome.tool_return
-        == "archival_memory_insert is not available: archival memory is not implemented on this server yet."
+    assert outcome.tool_return == (
+        "web_search is not available: this server has no web search or page-fetching provider configured."
     )
 
 

@@ -3,6 +3,8 @@
 They exist so that Letta clients find every name ``add-base-tools`` promises (same
 names, tool types and parameters), but their descriptions say they are not available
 and every call returns an error explaining why, rather than pretending to succeed.
+They are never offered to a model: attaching one to an agent is refused
+(``agents.services``), and migration 0004 detached any attached before.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ from typing import Any
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
-MEMORY_BLOCKS = "memory blocks are not implemented on this server yet"
-ARCHIVAL = "archival memory is not implemented on this server yet"
 FILES = "file attachments are not implemented on this server yet"
 MULTI_AGENT = "messaging between agents is not implemented on this server yet"
 SLEEPTIME = "sleep-time and voice agents are not supported on this server"
@@ -46,115 +46,9 @@ def _unavailable(
     )
 
 
-def _label() -> dict[str, Any]:
-    return prop("string", "Section of the memory to be edited.")
-
-
 def unavailable_tools() -> list[BuiltinTool]:
     s = "string"
     return [
-        _unavailable(
-            "memory",
-            "letta_memory_core",
-            "Manage memory blocks with sub-commands (view, create, str_replace, insert, delete, rename).",
-            MEMORY_BLOCKS,
-            {
-                "command": prop(s, "The sub-command to run."),
-                "path": prop(s, "Path of the memory block."),
-                "file_text": prop(s, "Starting text of a new block."),
-                "description": prop(s, "Description of the block."),
-                "old_str": prop(s, "Text to replace."),
-                "new_str": prop(s, "Replacement text."),
-                "insert_line": prop("integer", "Line number to insert at."),
-                "insert_text": prop(s, "Text to insert."),
-                "old_path": prop(s, "Current path, for rename."),
-                "new_path": prop(s, "New path, for rename."),
-            },
-            ["command"],
-        ),
-        _unavailable(
-            "core_memory_append",
-            "letta_memory_core",
-            "Append to the contents of core memory.",
-            MEMORY_BLOCKS,
-            {"label": _label(), "content": prop(s, "Content to write to the memory.")},
-            ["label", "content"],
-        ),
-        _unavailable(
-            "core_memory_replace",
-            "letta_memory_core",
-            "Replace the contents of core memory.",
-            MEMORY_BLOCKS,
-            {
-                "label": _label(),
-                "old_content": prop(s, "String to replace; must be an exact match."),
-                "new_content": prop(s, "Content to write to the memory."),
-            },
-            ["label", "old_content", "new_content"],
-        ),
-        _unavailable(
-            "memory_insert",
-            "letta_sleeptime_core",
-            "Insert text at a line of a memory block.",
-            MEMORY_BLOCKS,
-            {
-                "label": _label(),
-                "new_str": prop(s, "The text to insert."),
-                "insert_line": prop("integer", "Line number after which to insert (0 for the beginning)."),
-            },
-            ["label", "new_str"],
-        ),
-        _unavailable(
-            "memory_replace",
-            "letta_sleeptime_core",
-            "Replace a specific string in a memory block.",
-            MEMORY_BLOCKS,
-            {"label": _label(), "old_str": prop(s, "Text to replace."), "new_str": prop(s, "Replacement text.")},
-            ["label", "old_str", "new_str"],
-        ),
-        _unavailable(
-            "memory_rethink",
-            "letta_sleeptime_core",
-            "Rewrite the whole contents of a memory block.",
-            MEMORY_BLOCKS,
-            {"label": _label(), "new_memory": prop(s, "The new contents of the block.")},
-            ["label", "new_memory"],
-        ),
-        _unavailable(
-            "memory_finish_edits",
-            "letta_sleeptime_core",
-            "Signal that memory edits are finished.",
-            MEMORY_BLOCKS,
-            {},
-            [],
-        ),
-        _unavailable(
-            "archival_memory_insert",
-            "letta_core",
-            "Add to archival memory.",
-            ARCHIVAL,
-            {
-                "content": prop(s, "Content to write to the memory."),
-                "tags": {**_STRINGS, "description": "Optional tags for this memory."},
-            },
-            ["content"],
-        ),
-        _unavailable(
-            "archival_memory_search",
-            "letta_core",
-            "Search archival memory.",
-            ARCHIVAL,
-            {
-                "query": prop(s, "What to search for."),
-                "tags": {**_STRINGS, "description": "Only passages with these tags."},
-                "tag_match_mode": prop(s, "Match any or all of the tags.", enum=["any", "all"]),
-                "top_k": prop("integer", "Maximum number of results."),
-                "start_datetime": prop(s, "Only passages created at or after this ISO 8601 time."),
-                "end_datetime": prop(s, "Only passages created at or before this ISO 8601 time."),
-            },
-            ["query"],
-            parallel=True,
-        ),
         _unavailable(
             "open_files",
             "letta_files_core",

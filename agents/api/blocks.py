@@ -1,0 +1,176 @@
+"""Core memory over ``/v1``: an agent's blocks (``core-memory``) and the organization's ``/v1/blocks``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from agents.api import serializers as s
+from agents.api.base import OrgScopedAPIView
+from agents.api.memory_serializers import BlockCreateInput, BlockOutput, BlockUpdateInput, MemoryOutput
+from agents.api.openapi import LIMIT
+from agents.memory import selectors, services
+from agents.memory.wire import block_json, memory_json
+from agents.wire import agent_state
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+    from agents.models import Block
+
+ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
+ORDER = OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; oldest first by default.")
+PAGES = [
+    OpenApiParameter("before", str, description="Cursor: a block id; blocks before it in this order."),
+    OpenApiParameter("after", str, description="Cursor: a block id; blocks after it in this order."),
+    OpenApiParameter("limit", LIMIT, description="At most this many blocks (default 100)."),
+    ORDER,
+]
+EDITABLE = ("label", "value", "limit", "description", "read_only", "metadata", "tags")
+
+
+def _block(view: OrgScopedAPIView, block_id: str) -> Block:
+    return selectors.block_get(organization=view.organization, block_id=block_id)
+
+
+def _update_fields(request: Request) -> dict[str, Any]:
+    body = BlockUpdateInput(data=request.data)
+    body.is_valid(raise_exception=True)
+    return {key: value for key, value in body.validated_data.items() if key in EDITABLE and value is not None}
+
+
+class AgentCoreMemoryView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_core_memory_retrieve", responses={200: MemoryOutput, 404: s.ErrorOutput})
+    def get(self, request: Request, agent_id: str) -> Response:
+        return Response(memory_json(self.get_agent(agent_id)))
+
+
+class AgentBlockListView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="agents_blocks_list",
+        parameters=PAGES,
+        responses={200: BlockOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+    )
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        paged = any(self.query_str(name) for name in ("after", "before", "limit", "order"))
+        blocks = selectors.agent_block_list(
+            agent=agent,
+            after=self.query_str("after"),
+            before=self.query_str("before"),
+            limit=self.query_int("limit", default=100) if paged else None,
+            order=self.query_choice("order", ("asc", "desc"), default="asc") if paged else None,  # type: ignore[arg-type]
+        )
+        return Response([block_json(block) for block in blocks])
+
+
+class AgentBlockDetailView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_blocks_retrieve", responses={200: BlockOutput, 404: s.ErrorOutput})
+    def get(self, request: Request, agent_id: str, block_label: str) -> Response:
+        block = selectors.agent_block_get(agent=self.get_agent(agent_id), label=block_label)
+        return Response(block_json(block))
+
+    @extend_schema(
+        operation_id="agents_blocks_modify", request=BlockUpdateInput, responses={200: BlockOutput, **ERRORS}
+    )
+    def patch(self, request: Request, agent_id: str, block_label: str) -> Response:
+        block = selectors.agent_block_get(agent=self.get_agent(agent_id), label=block_label)
+        return Response(block_json(services.block_update(block=block, **_update_fields(request))))
+
+
+class AgentBlockAttachView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_blocks_attach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        services.agent_attach_block(agent=agent, block=_block(self, block_id))
+        return Response(agent_state(self.get_agent(agent_id)))
+
+
+class AgentBlockDetachView(OrgScopedAPIView):
+    @extend_schema(operation_id="agents_blocks_detach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
+        agent = self.get_agent(agent_id)
+        services.agent_detach_block(agent=agent, block=_block(self, block_id))
+        return Response(agent_state(self.get_agent(agent_id)))
+
+
+class BlockListView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="blocks_list",
+        parameters=[
+            OpenApiParameter("label", str, description="Only blocks with exactly this label."),
+            OpenApiParameter("label_search", str, description="Only blocks whose label contains this text."),
+            OpenApiParameter("value_search", str, description="Only blocks whose value contains this text."),
+            OpenApiParameter("description_search", str, description="Only blocks whose description contains this."),
+            OpenApiParameter("tags", str, many=True, description="Only blocks with any of these tags."),
+            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+            OpenApiParameter("connected_to_agents_count_gt", int, description="Attached to more agents than this."),
+            OpenApiParameter("connected_to_agents_count_lt", int, description="Attached to fewer agents than this."),
+            OpenApiParameter("connected_to_agents_count_eq", int, description="Attached to exactly this many agents."),
+            *PAGES,
+        ],
+        responses={200: BlockOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+    )
+    def get(self, request: Request) -> Response:
+        def count(name: str) -> int | None:
+            return self.query_int(name, default=0, minimum=0, maximum=2**31 - 1) if self.query_str(name) else None
+
+        blocks = selectors.block_list(
+            organization=self.organization,
+            label=self.query_str("label"),
+            label_search=self.query_str("label_search"),
+            value_search=self.query_str("value_search"),
+            description_search=self.query_str("description_search"),
+            tags=self.query_list("tags"),
+            match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+            connected_to_agents_count_gt=count("connected_to_agents_count_gt"),
+            connected_to_agents_count_lt=count("connected_to_agents_count_lt"),
+            connected_to_agents_count_eq=[c for c in [count("connected_to_agents_count_eq")] if c is not None],
+            after=self.query_str("after"),
+            before=self.query_str("before"),
+            limit=self.query_int("limit", default=100),
+            order=self.query_choice("order", ("asc", "desc"), default="asc"),  # type: ignore[arg-type]
+        )
+        return Response([block_json(block) for block in blocks])
+
+    @extend_schema(operation_id="blocks_create", request=BlockCreateInput, responses={200: BlockOutput, **ERRORS})
+    def post(self, request: Request) -> Response:
+        body = BlockCreateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        block = services.block_create(organization=self.organization, **body.validated_data)  # type: ignore[arg-type]
+        return Response(block_json(block))
+
+
+class BlockCountView(OrgScopedAPIView):
+    @extend_schema(operation_id="blocks_count", responses={200: int})
+    def get(self, request: Request) -> Response:
+        return Response(selectors.block_count(organization=self.organization))
+
+
+class BlockDetailView(OrgScopedAPIView):
+    @extend_schema(operation_id="blocks_retrieve", responses={200: BlockOutput, 404: s.ErrorOutput})
+    def get(self, request: Request, block_id: str) -> Response:
+        return Response(block_json(_block(self, block_id)))
+
+    @extend_schema(operation_id="blocks_modify", request=BlockUpdateInput, responses={200: BlockOutput, **ERRORS})
+    def patch(self, request: Request, block_id: str) -> Response:
+        block = _block(self, block_id)
+        return Response(block_json(services.block_update(block=block, **_update_fields(request))))
+
+    @extend_schema(operation_id="blocks_delete", responses={200: BlockOutput, 404: s.ErrorOutput})
+    def delete(self, request: Request, block_id: str) -> Response:
+        block = _block(self, block_id)
+        answer = block_json(block)
+        services.block_delete(block=block)
+        return Response(answer)
+
+
+class BlockAgentsView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="blocks_agents_list", responses={200: s.AgentStateOutput(many=True), 404: s.ErrorOutput}
+    )
+    def get(self, request: Request, block_id: str) -> Response:
+        agents = selectors.block_agent_list(block=_block(self, block_id))
+        return Response([agent_state(agent) for agent in agents])

@@ -1,0 +1,1 @@
+"""Core memory blocks, archival passages and the compiled memory section of the system prompt."""

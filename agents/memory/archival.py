@@ -1,0 +1,209 @@
+"""Archival memory: insert, delete and hybrid search over an agent's passages.
+
+Search is full text always (Postgres: ``to_tsvector`` against a GIN index created by
+migration 0004; SQLite: a ranked word match) plus vector similarity when the agent
+has an embedding model we can run: the offline ``demo`` embedding (hashed bag of words,
+``DEMO_DIMENSIONS`` dimensions, unit length). Similarity is an exact cosine over the
+agent's passages in Python (no pgvector here). The two rankings are fused by
+reciprocal rank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from agents.errors import ValidationFailed
+from agents.memory.selectors import any_of, has_tag
+from agents.models import Agent, Passage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+DEMO_DIMENSIONS = 256
+DEFAULT_TOP_K = 10
+FTS_CONFIG = "english"
+_CANDIDATES = 200
+_RRF_K = 60
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# --- embeddings ---------------------------------------------------------------------------
+
+
+def demo_embedding(text: str) -> list[float]:
+    """A deterministic offline embedding: each word hashed into one of 256 signed buckets, normalized."""
+    vector = [0.0] * DEMO_DIMENSIONS
+    for word in _WORD.findall(text.casefold()):
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % DEMO_DIMENSIONS
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(value * value for value in vector))
+    return [round(value / norm, 6) for value in vector] if norm else vector
+
+
+def embedder_for(handle: str) -> Any:
+    """The embedding function for an agent's embedding handle, or ``None`` when we have none to run."""
+    provider, _, _model = (handle or "").partition("/")
+    return demo_embedding if provider == "demo" else None
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+# --- writes -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def passage_insert(
+    *, agent: Agent, text: str, tags: Sequence[str] | None = None, created_at: datetime | None = None
+) -> list[Passage]:
+    """Store ``text`` as one passage of the agent (embedded when the agent has an embedding we can run)."""
+    if not text or not text.strip():
+        raise ValidationFailed([{"loc": ["body", "text"], "msg": "Text may not be blank", "type": "value_error"}])
+    embed = embedder_for(agent.embedding)
+    passage = Passage.objects.create(
+        organization_id=agent.organization_id,
+        agent=agent,
+        text=text,
+        tags=list(dict.fromkeys(tags or [])),
+        embedding=embed(text) if embed else None,
+        embedding_model=agent.embedding if embed else "",
+        created_at=created_at or timezone.now(),
+    )
+    return [passage]
+
+
+@transaction.atomic
+def passage_delete(*, passage: Passage) -> None:
+    passage.delete()
+
+
+def passage_count(*, organization_id: Any, agent_id: Any) -> int:
+    return Passage.objects.for_org(organization_id).filter(agent_id=agent_id).count()
+
+
+# --- search -------------------------------------------------------------------------------
+
+
+def words(query: str) -> list[str]:
+    return list(dict.fromkeys(word.casefold() for word in _WORD.findall(query or "")))
+
+
+def postgres_text_matches(rows: QuerySet[Any], fields: Sequence[Any], query_words: list[str]) -> QuerySet[Any]:
+    """``rows`` matching any of the words, best ``ts_rank`` (``rank``) first.
+
+    ``fields`` must be the expressions of one of migration 0004's GIN indexes, so it is used.
+    """
+    search = SearchQuery(query_words[0], config=FTS_CONFIG)
+    for word in query_words[1:]:
+        search |= SearchQuery(word, config=FTS_CONFIG)
+    vector = SearchVector(*fields, config=FTS_CONFIG)
+    return (
+        rows.annotate(document=vector, rank=SearchRank(vector, search))
+        .filter(document=search)
+        .order_by("-rank", "-created_at")
+    )
+
+
+def postgres_text_ranking(rows: QuerySet[Any], fields: Sequence[Any], query_words: list[str], limit: int) -> list[Any]:
+    """Primary keys of the best ``limit`` full-text matches."""
+    return list(postgres_text_matches(rows, fields, query_words).values_list("pk", flat=True)[:limit])
+
+
+def like_text_ranking(
+    rows: QuerySet[Any], field: str, text_of: Callable[[Any], str], query_words: list[str], limit: int
+) -> list[Any]:
+    """SQLite's ranking: rows containing any word, scored by distinct words then occurrences, newest first on ties."""
+    condition = Q()
+    for word in query_words:
+        condition |= Q(**{f"{field}__icontains": word})
+    scored = []
+    for row in rows.filter(condition).order_by("-created_at")[: _CANDIDATES * 5]:
+        text = text_of(row).casefold()
+        hits = [text.count(word) for word in query_words]
+        if any(hits):
+            scored.append((sum(1 for hit in hits if hit), sum(hits), row.pk))
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    return [pk for _, _, pk in scored[:limit]]
+
+
+def passage_search(
+    *,
+    agent: Agent,
+    query: str,
+    tags: Sequence[str] = (),
+    tag_match_mode: Literal["any", "all"] = "any",
+    top_k: int | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> list[Passage]:
+    """The agent's passages best matching ``query`` (text and, when embedded, meaning), best first.
+
+    An empty query lists the newest passages that pass the tag and date filters.
+    """
+    limit = top_k if top_k and top_k > 0 else DEFAULT_TOP_K
+    rows = Passage.objects.for_org(agent.organization_id).filter(agent=agent)
+    if start is not None:
+        rows = rows.filter(created_at__gte=start)
+    if end is not None:
+        rows = rows.filter(created_at__lte=end)
+    if tags:
+        conditions = [has_tag(Passage, tag) for tag in tags]
+        if tag_match_mode == "all":
+            for condition in conditions:
+                rows = rows.filter(condition)
+        else:
+            rows = rows.filter(any_of(conditions))
+    query_words = words(query)
+    if not query_words:
+        return list(rows.order_by("-created_at", "-pk")[:limit])
+
+    rankings: list[list[Any]] = []
+    if connection.vendor == "postgresql":
+        rankings.append(postgres_text_ranking(rows, ["text"], query_words, _CANDIDATES))
+    else:
+        rankings.append(like_text_ranking(rows, "text", lambda p: p.text, query_words, _CANDIDATES))
+    embed = embedder_for(agent.embedding)
+    if embed is not None:
+        wanted = embed(query)
+        scored = [
+            (cosine(wanted, vector), pk)
+            for pk, vector in rows.filter(embedding__isnull=False)
+            .values_list("pk", "embedding")
+            .iterator(chunk_size=1000)
+            if vector
+        ]
+        scored.sort(key=lambda item: -item[0])
+        rankings.append([pk for score, pk in scored[:_CANDIDATES] if score > 0])
+
+    fused: dict[Any, float] = {}
+    for ranking in rankings:
+        for rank, pk in enumerate(ranking):
+            fused[pk] = fused.get(pk, 0.0) + 1.0 / (_RRF_K + rank + 1)
+    best = sorted(fused, key=lambda pk: -fused[pk])[:limit]
+    found = Passage.objects.in_bulk(best)
+    return [found[pk] for pk in best if pk in found]
+
+
+def search_result(passage: Passage) -> dict[str, Any]:
+    """One hit as Letta's ``ArchivalMemorySearchResult``."""
+    return {
+        "timestamp": passage.created_at.astimezone(UTC).isoformat(timespec="seconds"),
+        "content": passage.text,
+        "tags": list(passage.tags or []),
+    }

@@ -1,0 +1,167 @@
+"""The compiled memory section of the system prompt, in Letta's format.
+
+``compile_memory`` renders blocks and metadata; ``MemorySection`` reads them from the
+database for one agent, at the start of every step (the engine awaits ``compile()``).
+Nothing in the section depends on the clock: it says when memory last changed, not
+when it was compiled, so the prompt stays byte-identical between turns while memory
+is unchanged and provider prompt caches keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from agents.models import Agent, AgentBlock, Message, MessageRole, Passage
+
+CORE_MEMORY_PLACEHOLDER = "{CORE_MEMORY}"
+LINE_NUMBER_WARNING = (
+    "# NOTE: Line numbers shown below (with arrows like '1→') are to help during editing. "
+    "Do NOT include line number prefixes in your memory edit tool calls."
+)
+
+
+@dataclass(frozen=True)
+class BlockView:
+    label: str
+    value: str
+    description: str = ""
+    limit: int = 20_000
+    read_only: bool = False
+
+
+def compile_blocks(blocks: Sequence[BlockView], *, line_numbers: bool = False) -> str:
+    """``<memory_blocks>…</memory_blocks>``: each block's description, metadata and value."""
+    out = ["<memory_blocks>\nThe following memory blocks are currently engaged in your core memory unit:\n\n"]
+    for index, block in enumerate(blocks):
+        out.append(f"<{block.label}>\n<description>\n{block.description}\n</description>\n<metadata>")
+        if block.read_only:
+            out.append("\n- read_only=true")
+        out.append(f"\n- chars_current={len(block.value)}\n- chars_limit={block.limit}\n</metadata>\n")
+        if line_numbers:
+            out.append(f"<warning>\n{LINE_NUMBER_WARNING}\n</warning>\n<value>\n")
+            out.extend(f"{number}→ {line}\n" for number, line in enumerate(block.value.split("\n"), start=1))
+            out.append("</value>\n")
+        else:
+            out.append(f"<value>\n{block.value}\n</value>\n")
+        out.append(f"</{block.label}>\n")
+        if index != len(blocks) - 1:
+            out.append("\n")
+    out.append("\n</memory_blocks>")
+    return "".join(out)
+
+
+def letta_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %I:%M:%S %p %Z%z")
+
+
+def compile_metadata(*, agent_id: str, last_modified: datetime | None, recall_count: int, archival_count: int) -> str:
+    """``<memory_metadata>…</memory_metadata>``: the agent, when memory last changed, recall and archival sizes."""
+    lines = ["<memory_metadata>", f"- AGENT_ID: {agent_id}"]
+    if last_modified is not None:
+        lines.append(f"- Memory blocks were last modified: {letta_time(last_modified)}")
+    lines.append(
+        f"- {recall_count} previous messages between you and the user are stored in recall memory "
+        "(use tools to access them)"
+    )
+    if archival_count > 0:
+        lines.append(
+            f"- {archival_count} total memories you created are stored in archival memory (use tools to access them)"
+        )
+    lines.append("</memory_metadata>")
+    return "\n".join(lines)
+
+
+def compile_memory(
+    blocks: Sequence[BlockView],
+    *,
+    agent_id: str,
+    last_modified: datetime | None = None,
+    recall_count: int = 0,
+    archival_count: int = 0,
+    line_numbers: bool = False,
+) -> str:
+    """The whole memory section: blocks, a blank line, metadata."""
+    metadata = compile_metadata(
+        agent_id=agent_id, last_modified=last_modified, recall_count=recall_count, archival_count=archival_count
+    )
+    return f"{compile_blocks(blocks, line_numbers=line_numbers)}\n\n{metadata}"
+
+
+def numbered_lines(handle: str) -> bool:
+    """Letta numbers block lines for Anthropic models on ``letta_v1_agent``."""
+    return handle.partition("/")[0] == "anthropic"
+
+
+def _count(queryset: Any) -> Coalesce:
+    counted = queryset.order_by().values("agent_id").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool | None = None) -> str:
+    """The agent's compiled memory section, read from the database now (two queries)."""
+    agent = (
+        Agent.objects.for_org(organization_id)
+        .filter(pk=agent_id)
+        .annotate(
+            archival_count=_count(Passage.objects.filter(agent_id=OuterRef("pk"))),
+            recall_count=_count(
+                Message.objects.filter(agent_id=OuterRef("pk"), seq__lt=OuterRef("context_start_seq")).exclude(
+                    role=MessageRole.SYSTEM
+                )
+            ),
+        )
+        .values("model", "archival_count", "recall_count")
+        .first()
+    )
+    if agent is None:
+        return ""
+    links = (
+        AgentBlock.objects.filter(agent_id=agent_id)
+        .order_by("position", "id")
+        .values_list(
+            F("block__label"),
+            F("block__value"),
+            F("block__description"),
+            F("block__limit"),
+            F("block__read_only"),
+            F("block__updated_at"),
+        )
+    )
+    blocks, changes = [], []
+    for label, value, description, limit, read_only, updated_at in links:
+        blocks.append(BlockView(label, value, description, limit, read_only))
+        changes.append(updated_at)
+    return compile_memory(
+        blocks,
+        agent_id=f"{Agent.id_prefix}-{agent_id}",
+        last_modified=max(changes) if changes else None,
+        recall_count=agent["recall_count"],
+        archival_count=agent["archival_count"],
+        line_numbers=numbered_lines(agent["model"]) if line_numbers is None else line_numbers,
+    )
+
+
+@dataclass(frozen=True)
+class MemorySection:
+    """The engine's ``MemorySource`` for one agent: compiled from the rows each time it is asked."""
+
+    organization_id: Any
+    agent_id: Any
+
+    async def compile(self) -> str:
+        return await sync_to_async(self.compile_sync)()
+
+    def compile_sync(self) -> str:
+        return memory_for_agent(organization_id=self.organization_id, agent_id=self.agent_id)
+
+
+def memory_source(agent: Agent) -> MemorySection:
+    """What ``agents.turns.model_settings`` puts in ``ModelSettings.memory``."""
+    return MemorySection(organization_id=agent.organization_id, agent_id=agent.id)

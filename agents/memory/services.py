@@ -1,0 +1,318 @@
+"""Writes on core memory: blocks, their attachment to agents, and the edits the memory tools make.
+
+Keyword-only and transactional. A block's value never exceeds its ``limit``; a label is
+unique among one agent's blocks. ``read_only`` restricts the agent's tools only: the
+API may still edit a read-only block, as on Letta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from agents.errors import ApplicationError, Conflict, NotFound, ValidationFailed
+from agents.memory_models import DEFAULT_BLOCK_CHAR_LIMIT
+from agents.models import Agent, AgentBlock, Block
+
+if TYPE_CHECKING:
+    from accounts.models import Organization
+
+PERSONA_DESCRIPTION = (
+    "The persona block: Stores details about your current persona, guiding how you behave and respond. "
+    "This helps you to maintain consistency and personality in your interactions."
+)
+HUMAN_DESCRIPTION = (
+    "The human block: Stores key details about the person you are conversing with, "
+    "allowing for more personalized and friend-like conversation."
+)
+DEFAULT_DESCRIPTIONS = {"persona": PERSONA_DESCRIPTION, "human": HUMAN_DESCRIPTION}
+DEFAULT_BLOCKS: tuple[dict[str, str], ...] = (
+    {"label": "human", "value": "Nothing is known about the user yet."},
+    {"label": "persona", "value": "I am a helpful assistant with a memory: I remember what matters to the user."},
+)
+BLOCK_FIELDS = frozenset({"label", "value", "limit", "description", "read_only", "metadata", "tags"})
+READ_ONLY_ERROR = "Error This block is read-only and cannot be edited."
+MAX_LABEL_CHARS = 200
+
+
+class BlockLimitExceeded(ApplicationError):
+    """A value longer than its block's limit (400 on a modify, as on Letta)."""
+
+    status_code = 400
+
+    def __init__(self, limit: int, length: int) -> None:
+        self.limit = limit
+        self.length = length
+        super().__init__(f"Edit failed: Exceeds {limit} character limit (requested {length})")
+
+
+class BlockEditError(Exception):
+    """A memory tool's edit was refused; the message is what the model reads."""
+
+
+def limit_error(limit: int, length: int) -> str:
+    return f"Edit failed: Exceeds {limit} character limit (requested {length})"
+
+
+def _checked(fields: Mapping[str, Any], *, loc: list[str | int]) -> dict[str, Any]:
+    """The block fields, with Letta's defaults and a 422 for a value past its limit or a blank label."""
+    data = {key: value for key, value in fields.items() if key in BLOCK_FIELDS and value is not None}
+    label = str(data.get("label") or "").strip()
+    if not label:
+        raise ValidationFailed([{"loc": [*loc, "label"], "msg": "Field required", "type": "missing"}])
+    if len(label) > MAX_LABEL_CHARS:
+        raise ValidationFailed(
+            [
+                {
+                    "loc": [*loc, "label"],
+                    "msg": f"A label has at most {MAX_LABEL_CHARS} characters",
+                    "type": "value_error",
+                }
+            ]
+        )
+    data["label"] = label
+    data["value"] = str(data.get("value") or "")
+    data["limit"] = int(data.get("limit") or DEFAULT_BLOCK_CHAR_LIMIT)
+    if data["limit"] < 1:
+        raise ValidationFailed(
+            [{"loc": [*loc, "limit"], "msg": "Input should be greater than 0", "type": "greater_than"}]
+        )
+    if len(data["value"]) > data["limit"]:
+        raise ValidationFailed(
+            [{"loc": [*loc, "value"], "msg": limit_error(data["limit"], len(data["value"])), "type": "value_error"}]
+        )
+    if not data.get("description"):
+        data["description"] = DEFAULT_DESCRIPTIONS.get(label, "")
+    data["metadata"] = dict(data.get("metadata") or {})
+    data["tags"] = list(data.get("tags") or [])
+    return data
+
+
+@transaction.atomic
+def block_create(*, organization: Organization, **fields: Any) -> Block:
+    """A new block of ``organization`` (``label`` required; ``value``, ``limit``, ``description``,
+    ``read_only``, ``metadata``, ``tags`` optional)."""
+    return Block.objects.create(organization=organization, **_checked(fields, loc=["body"]))
+
+
+@transaction.atomic
+def block_update(*, block: Block, **fields: Any) -> Block:
+    """Change the given fields (``None`` leaves one as it is); a value past the limit is a ``BlockLimitExceeded``."""
+    block = Block.objects.select_for_update().get(pk=block.pk)
+    changes = {key: value for key, value in fields.items() if key in BLOCK_FIELDS and value is not None}
+    if "label" in changes and changes["label"] != block.label:
+        label = str(changes["label"]).strip()
+        if not label:
+            raise ValidationFailed([{"loc": ["body", "label"], "msg": "Label may not be blank", "type": "value_error"}])
+        clash = AgentBlock.objects.filter(
+            agent__in=AgentBlock.objects.filter(block=block).values("agent"), block__label=label
+        ).exclude(block=block)
+        if clash.exists():
+            raise Conflict(f"An agent using this block already has a block labelled '{label}'")
+        changes["label"] = label
+    for key, value in changes.items():
+        setattr(block, key, value)
+    if len(block.value) > block.limit:
+        raise BlockLimitExceeded(block.limit, len(block.value))
+    block.save()
+    return block
+
+
+@transaction.atomic
+def block_delete(*, block: Block) -> None:
+    """Delete the block; it leaves every agent it was attached to."""
+    block.delete()
+
+
+def _next_position(agent: Agent) -> int:
+    top = AgentBlock.objects.filter(agent=agent).aggregate(top=Max("position"))["top"]
+    return 0 if top is None else top + 1
+
+
+def _check_label_free(agent: Agent, block: Block) -> None:
+    if AgentBlock.objects.filter(agent=agent, block__label=block.label).exclude(block=block).exists():
+        raise Conflict(f"Agent {agent.public_id} already has a block labelled '{block.label}'")
+
+
+@transaction.atomic
+def agent_blocks_init(
+    *,
+    agent: Agent,
+    memory_blocks: Sequence[Mapping[str, Any]] | None = None,
+    block_ids: Sequence[str] | None = None,
+) -> list[Block]:
+    """Give a new agent its blocks: ``memory_blocks`` created inline, then existing ``block_ids``
+    of its organization (another organization's id is a ``NotFound``). With neither, Letta's
+    default ``human`` and ``persona`` blocks."""
+    organization = agent.organization
+    if memory_blocks is None and block_ids is None:
+        memory_blocks = DEFAULT_BLOCKS
+    blocks: list[Block] = [
+        Block(organization=organization, **_checked(fields, loc=["body", "memory_blocks", index]))
+        for index, fields in enumerate(memory_blocks or ())
+    ]
+    Block.objects.bulk_create(blocks)
+    for raw in block_ids or ():
+        pk = Block.parse_public_id(raw)
+        found = Block.objects.for_org(organization).filter(pk=pk).first() if pk else None
+        if found is None:
+            raise NotFound(f"Block not found: {raw}")
+        if found not in blocks:
+            blocks.append(found)
+    labels = [block.label for block in blocks]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise ValidationFailed(
+            [
+                {
+                    "loc": ["body", "memory_blocks"],
+                    "msg": f"Duplicate block labels: {', '.join(duplicates)}",
+                    "type": "value_error",
+                }
+            ]
+        )
+    AgentBlock.objects.bulk_create(
+        [AgentBlock(agent=agent, block=block, position=index) for index, block in enumerate(blocks)]
+    )
+    return blocks
+
+
+@transaction.atomic
+def agent_attach_block(*, agent: Agent, block: Block) -> Agent:
+    """Attach ``block`` at the end of the agent's blocks (idempotent); its label must be free on the agent."""
+    if block.organization_id != agent.organization_id:
+        raise NotFound(f"Block not found: {block.public_id}")
+    Agent.objects.select_for_update().filter(pk=agent.pk).first()  # serializes attaches: positions stay unique
+    if not AgentBlock.objects.filter(agent=agent, block=block).exists():
+        _check_label_free(agent, block)
+        AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
+    return agent
+
+
+@transaction.atomic
+def agent_detach_block(*, agent: Agent, block: Block) -> Agent:
+    """Detach ``block`` from the agent (idempotent); the block itself stays."""
+    if block.organization_id != agent.organization_id:
+        raise NotFound(f"Block not found: {block.public_id}")
+    AgentBlock.objects.filter(agent=agent, block=block).delete()
+    return agent
+
+
+# --- edits by the agent's own memory tools ----------------------------------------------
+
+
+def available_labels(*, organization_id: Any, agent_id: Any) -> list[str]:
+    return list(
+        AgentBlock.objects.filter(agent_id=agent_id, agent__organization_id=organization_id)
+        .order_by("position", "id")
+        .values_list("block__label", flat=True)
+    )
+
+
+def _missing_label(organization_id: Any, agent_id: Any, label: str) -> BlockEditError:
+    labels = available_labels(organization_id=organization_id, agent_id=agent_id)
+    return BlockEditError(f"Block field {label} does not exist (available sections = {', '.join(labels)})")
+
+
+@transaction.atomic
+def memory_edit(
+    *, organization_id: Any, agent_id: Any, label: str, edit: Callable[[str], str], create_missing: bool = False
+) -> Block:
+    """Apply ``edit`` (old value → new value) to the agent's block ``label``, under a row lock.
+
+    Refused with a ``BlockEditError`` (the block unchanged) when the block is read-only, when
+    the new value is past the limit, or when ``edit`` raises one. ``create_missing`` creates and
+    attaches an empty block first (``memory_rethink``).
+    """
+    link = (
+        AgentBlock.objects.filter(agent_id=agent_id, agent__organization_id=organization_id, block__label=label)
+        .select_related("block")
+        .first()
+    )
+    if link is None:
+        if not create_missing:
+            raise _missing_label(organization_id, agent_id, label)
+        block = memory_create_block(organization_id=organization_id, agent_id=agent_id, label=label)
+    else:
+        block = Block.objects.select_for_update().get(pk=link.block_id)
+    if block.read_only:
+        raise BlockEditError(READ_ONLY_ERROR)
+    value = edit(block.value)
+    if len(value) > block.limit:
+        raise BlockEditError(limit_error(block.limit, len(value)))
+    if value != block.value:
+        block.value = value
+        block.save(update_fields=["value", "updated_at"])
+    return block
+
+
+def _agent_for_edit(organization_id: Any, agent_id: Any) -> Agent:
+    agent = Agent.objects.for_org(organization_id).filter(pk=agent_id).first()
+    if agent is None:
+        raise BlockEditError("The calling agent was not found.")
+    return agent
+
+
+def _link_for_edit(organization_id: Any, agent_id: Any, label: str) -> AgentBlock:
+    link = (
+        AgentBlock.objects.filter(agent_id=agent_id, agent__organization_id=organization_id, block__label=label)
+        .select_related("block")
+        .first()
+    )
+    if link is None:
+        raise _missing_label(organization_id, agent_id, label)
+    return link
+
+
+@transaction.atomic
+def memory_create_block(
+    *, organization_id: Any, agent_id: Any, label: str, value: str = "", description: str = ""
+) -> Block:
+    """Create a block and attach it to the calling agent (the ``memory`` tool's ``create``)."""
+    agent = _agent_for_edit(organization_id, agent_id)
+    if AgentBlock.objects.filter(agent=agent, block__label=label).exists():
+        raise BlockEditError(f"A memory block with label '{label}' already exists.")
+    try:
+        fields = _checked({"label": label, "value": value, "description": description}, loc=["label"])
+    except ValidationFailed as exc:
+        raise BlockEditError(str(exc.detail[0]["msg"])) from None
+    block = Block.objects.create(organization_id=organization_id, **fields)
+    AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
+    return block
+
+
+@transaction.atomic
+def memory_delete_block(*, organization_id: Any, agent_id: Any, label: str) -> None:
+    """Take a block out of the calling agent's memory; the block itself goes when no other agent uses it."""
+    link = _link_for_edit(organization_id, agent_id, label)
+    block = Block.objects.select_for_update().get(pk=link.block_id)
+    if block.read_only:
+        raise BlockEditError(READ_ONLY_ERROR)
+    link.delete()
+    if not AgentBlock.objects.filter(block=block).exists():
+        block.delete()
+
+
+@transaction.atomic
+def memory_relabel_block(
+    *, organization_id: Any, agent_id: Any, label: str, new_label: str | None = None, description: str | None = None
+) -> Block:
+    """Rename the calling agent's block ``label`` and/or change its description (the ``memory`` tool's ``rename``)."""
+    link = _link_for_edit(organization_id, agent_id, label)
+    block = Block.objects.select_for_update().get(pk=link.block_id)
+    if block.read_only:
+        raise BlockEditError(READ_ONLY_ERROR)
+    if new_label and new_label != block.label:
+        clash = AgentBlock.objects.filter(
+            agent__in=AgentBlock.objects.filter(block=block).values("agent"), block__label=new_label
+        )
+        if clash.exists():
+            raise BlockEditError(f"A memory block with label '{new_label}' already exists.")
+        block.label = new_label
+    if description is not None:
+        block.description = description
+    block.save()
+    return block
