@@ -29,7 +29,6 @@ __all__ = [
     "ModelInfo",
     "ProviderNotConfigured",
     "UnknownModelHandle",
-    "aget_llm_client",
     "get_llm_client",
     "list_model_handles",
     "model_info",
@@ -113,21 +112,10 @@ def get_llm_client(
 
     The client retries transient errors (``with_retries``) unless ``max_attempts``
     is 1. Raises ``UnknownModelHandle`` or ``ProviderNotConfigured``. Queries the
-    database: from async code use ``aget_llm_client``.
+    database (async callers go through ``sync_to_async``).
     """
     provider, model = parse_handle(handle)
     row = _settings_row(provider, organization)
-    return _build(provider, model, row, max_attempts=max_attempts), model
-
-
-async def aget_llm_client(
-    handle: str, *, organization: Organization | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS
-) -> tuple[LLMClient, str]:
-    """``get_llm_client`` for async callers."""
-    provider, model = parse_handle(handle)
-    row = None
-    if provider != DEMO:
-        row = await ProviderSettings.objects.for_org(organization).filter(provider=provider).afirst()
     return _build(provider, model, row, max_attempts=max_attempts), model
 
 

@@ -8,22 +8,19 @@ import pytest
 
 from accounts.models import Organization, ProviderSettings
 from agents.llm.anthropic import AnthropicClient
-from agents.llm.base import LLMBadRequest, TextDelta
+from agents.llm.base import LLMBadRequest
 from agents.llm.demo import DemoClient
 from agents.llm.openai import OpenAIClient
 from agents.llm.registry import (
     NO_KEY_PLACEHOLDER,
     ProviderNotConfigured,
     UnknownModelHandle,
-    aget_llm_client,
     get_llm_client,
     list_model_handles,
     model_info,
 )
 from agents.llm.retry import RetryingClient
 from tests.factories import OrganizationFactory
-from tests.fake_llm import FakeLLMServer, Reply
-from tests.llm.helpers import make_request
 
 if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
@@ -146,21 +143,3 @@ def test_any_demo_handle_reads_as_the_demo_model() -> None:
     assert info.is_demo
     assert model_info("anthropic/claude-sonnet-4-6") is not None
     assert model_info("anthropic/claude-sonnet-4-5-20250929") is None
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_an_async_caller_gets_a_working_client_with_the_organization_key(
-    fake_llm: FakeLLMServer, no_env_keys: SettingsWrapper
-) -> None:
-    org = await Organization.objects.acreate(name="Acme", slug="acme")
-    row = ProviderSettings(organization=org, provider="anthropic", base_url=fake_llm.base_url_anthropic)
-    row.api_key = "org-anthropic-key"
-    await row.asave()
-    fake_llm.script(Reply(text="Hello from the fake."))
-
-    client, model = await aget_llm_client("anthropic/claude-sonnet-4-6", organization=org)
-    events = [event async for event in client.generate(make_request("Hi", model=model), stream=True)]
-
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello from the fake."
-    assert fake_llm.last_request.headers["authorization"] == "Bearer org-anthropic-key"
-    assert fake_llm.last_request.body["model"] == "claude-sonnet-4-6"
