@@ -175,6 +175,10 @@ AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
 RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
 # How often the embedded server (in-process runs, no Celery beat) sweeps runs whose executor died (0: never).
 RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
+# An agent's context is compacted before a request would pass this share of its window (as Letta);
+# the compaction summarizes about this share of the conversation (the oldest part).
+CONTEXT_COMPACTION_THRESHOLD = env.float("CONTEXT_COMPACTION_THRESHOLD", default=0.9)
+CONTEXT_COMPACTION_EVICT_SHARE = env.float("CONTEXT_COMPACTION_EVICT_SHARE", default=0.3)
 # A run still going after this long is ended as failed ("exceeded its time limit") and frees its agent.
 RUN_TIME_LIMIT_SECONDS = env.int("RUN_TIME_LIMIT_SECONDS", default=900)
 
