@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Seconds the argument check may take (it runs on a worker thread, never on the event loop).
+VALIDATION_DEADLINE_SECONDS = 5.0
 
 
 class DefaultToolRunner:
@@ -63,9 +65,15 @@ class DefaultToolRunner:
                 "result through an approval response (a 'tool' return).",
             )
         try:
-            parsed = validate_arguments(spec.name, spec.parameters, arguments)
+            parsed = await asyncio.wait_for(
+                asyncio.to_thread(validate_arguments, spec.name, spec.parameters, arguments),
+                timeout=VALIDATION_DEADLINE_SECONDS,
+            )
         except ArgumentError as exc:
             return _failed(spec, started, str(exc))
+        except TimeoutError:
+            logger.warning("Checking the arguments of %s took longer than %s s", spec.name, VALIDATION_DEADLINE_SECONDS)
+            return _failed(spec, started, f"Checking the arguments of {spec.name} took too long.")
         if spec.kind == "builtin":
             return await self._run_builtin(spec, parsed, context, started)
         if spec.kind == "source":
