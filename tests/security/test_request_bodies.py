@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-
 from tests.api.conftest import api_client
 from tests.factories import AgentFactory
 
