@@ -133,7 +133,10 @@ class ProviderSettingsForm(forms.ModelForm):
         required=False,
         strip=True,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text="Stored encrypted and never shown again. Leave empty to keep the current key.",
+        help_text=(
+            "Stored encrypted and never shown again. Leave empty to keep the current key; "
+            "changing the base URL removes it unless a new key is given."
+        ),
     )
     clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
 

@@ -5,6 +5,7 @@ import secrets
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
@@ -206,6 +207,8 @@ class ProviderSettings(models.Model):
 
     objects = ProviderSettingsQuerySet.as_manager()
 
+    _key_set = False  # a new key was set since loading: a URL change then keeps it
+
     class Meta:
         verbose_name_plural = "provider settings"
         constraints: ClassVar = [
@@ -214,6 +217,35 @@ class ProviderSettings(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_provider_display()} for {self.organization}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A key stored for one base URL is never sent to another: changing the URL drops it,
+        unless a new key is set in the same change."""
+        saved_url = getattr(self, "_saved_base_url", None)
+        if self.pk and saved_url is not None and saved_url != self.base_url and not self._key_set:
+            self.api_key_encrypted = ""
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "api_key_encrypted"}
+        super().save(*args, **kwargs)
+        self._saved_base_url = self.base_url
+        self._key_set = False
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any) -> ProviderSettings:
+        instance: ProviderSettings = super().from_db(db, field_names, values)
+        instance._saved_base_url = instance.__dict__.get("base_url")
+        return instance
+
+    def clean(self) -> None:
+        """An organization's base URL may not point at private, loopback or link-local addresses."""
+        from agents.llm.egress import UnsafeProviderURL, check_provider_url
+
+        super().clean()
+        if self.base_url:
+            try:
+                check_provider_url(self.base_url)
+            except UnsafeProviderURL as exc:
+                raise ValidationError({"base_url": str(exc)}) from exc
 
     @property
     def api_key(self) -> str:
@@ -226,3 +258,4 @@ class ProviderSettings(models.Model):
         from accounts.crypto import encrypt_secret
 
         self.api_key_encrypted = encrypt_secret(value)
+        self._key_set = True

@@ -186,6 +186,9 @@ ANTHROPIC_API_KEY = env_secret("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 OPENAI_API_KEY = env_secret("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
+# Hosts, addresses or networks (CIDR) an organization's own provider base URL may reach although
+# they are private, loopback or link-local (agents/llm/egress.py). The two URLs above are trusted.
+PROVIDER_ALLOWED_PRIVATE_HOSTS = env.list("PROVIDER_ALLOWED_PRIVATE_HOSTS", default=[])
 DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 # Seconds between the demo model's streamed tokens (0 in tests).
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)

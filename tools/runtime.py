@@ -95,7 +95,12 @@ class DefaultToolRunner:
             return _failed(spec, started, f"{spec.name} did not finish within {limits.wall_seconds:g} s.")
         except Exception as exc:
             logger.exception("Built-in tool %s failed", spec.name)
-            return _failed(spec, started, f"Error executing function {spec.name}: {type(exc).__name__}: {exc}")
+            return _failed(
+                spec,
+                started,
+                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
+                "the details are in the server log.",
+            )
         return _succeeded(spec, started, value)
 
     async def _run_source(
