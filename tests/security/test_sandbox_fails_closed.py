@@ -89,3 +89,32 @@ def _sqlite_settings(path: Path) -> dict:
         "CONN_HEALTH_CHECKS": False,
         "TEST": {},
     }
+
+
+ESCAPE_ATTEMPTS = """
+def escape() -> dict:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def errno_of(result: int) -> int:
+        return 0 if result == 0 else ctypes.get_errno()
+
+    return {
+        "unshare(CLONE_NEWUSER)": errno_of(libc.unshare(0x10000000)),
+        "ptrace(TRACEME)": errno_of(libc.ptrace(0, 0, None, None)),
+        "keyctl(GET_KEYRING_ID)": errno_of(libc.syscall(250, 0, -3, 0)),
+        "bpf(MAP_CREATE)": errno_of(libc.syscall(321, 0, None, 0)),
+        "mount(tmpfs)": errno_of(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+    }
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="system call numbers are x86-64's")
+async def test_a_sandboxed_call_cannot_make_user_namespaces_trace_or_reach_the_keyring_or_ebpf():
+    backend = get_sandbox_backend()
+    assert backend.name == "bubblewrap", getattr(backend, "reason", backend)
+    result = await backend.execute(ESCAPE_ATTEMPTS, "escape", {}, {}, FAST_LIMITS)
+    assert result.ok, result.error
+    assert result.value == dict.fromkeys(result.value, 1)  # EPERM for every one
+    assert len(result.value) == 5
