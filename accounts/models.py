@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
@@ -108,9 +109,16 @@ def _invite_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+#: How long an invite link works.
+INVITE_LIFETIME = timedelta(days=7)
+
+
 class InviteQuerySet(OrgScopedQuerySet):
     def pending(self) -> InviteQuerySet:
-        return self.filter(accepted_at__isnull=True, revoked_at__isnull=True)
+        """Neither used, revoked nor older than ``INVITE_LIFETIME``."""
+        return self.filter(
+            accepted_at__isnull=True, revoked_at__isnull=True, created_at__gt=timezone.now() - INVITE_LIFETIME
+        )
 
 
 class Invite(models.Model):
@@ -131,6 +139,14 @@ class Invite(models.Model):
     def __str__(self) -> str:
         return f"Invite to {self.organization} ({self.email or 'anyone'})"
 
+    @property
+    def is_expired(self) -> bool:
+        return self.created_at is not None and self.created_at <= timezone.now() - INVITE_LIFETIME
+
+    def is_for(self, user: User) -> bool:
+        """An invite naming an email works only for the account with that email."""
+        return not self.email or self.email.strip().lower() == (user.email or "").strip().lower()
+
 
 API_KEY_PREFIX = "sk-agent-"
 
@@ -143,7 +159,16 @@ def hash_api_key(raw_key: str) -> str:
 
 class ApiKeyQuerySet(OrgScopedQuerySet):
     def active(self) -> ApiKeyQuerySet:
-        return self.filter(revoked_at__isnull=True)
+        """Keys that authenticate: not revoked, not expired, and (when a person made them) their
+        creator still active and a member of the key's organization."""
+        creator_is_member = Membership.objects.filter(
+            user=models.OuterRef("created_by"), organization=models.OuterRef("organization")
+        )
+        return self.alias(creator_is_member=models.Exists(creator_is_member)).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now()),
+            models.Q(created_by__isnull=True) | models.Q(created_by__is_active=True, creator_is_member=True),
+            revoked_at__isnull=True,
+        )
 
 
 class ApiKey(models.Model):
@@ -155,6 +180,7 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the key does not expire.")
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -165,7 +191,9 @@ class ApiKey(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     @classmethod
-    def issue(cls, *, organization: Organization, created_by: User | None, name: str) -> tuple[ApiKey, str]:
+    def issue(
+        cls, *, organization: Organization, created_by: User | None, name: str, expires_at: datetime | None = None
+    ) -> tuple[ApiKey, str]:
         """Create a key; the raw key is returned once and never stored."""
         raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
         key = cls.objects.create(
@@ -174,12 +202,13 @@ class ApiKey(models.Model):
             name=name,
             prefix=raw[: len(API_KEY_PREFIX) + 6],
             key_hash=hash_api_key(raw),
+            expires_at=expires_at,
         )
         return key, raw
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())
 
     def revoke(self) -> None:
         if self.revoked_at is None:

@@ -22,6 +22,7 @@ from agents.errors import ApplicationError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from datetime import datetime
 
 
 class AccountsError(ApplicationError):
@@ -137,6 +138,10 @@ def invite_accept(*, invite: Invite, user: User) -> Membership:
         locked = Invite.objects.select_for_update().select_related("organization").get(pk=invite.pk)
         if locked.revoked_at is not None or locked.accepted_at is not None:
             raise InviteUnavailable("This invite has already been used or was revoked.")
+        if locked.is_expired:
+            raise InviteUnavailable("This invite has expired; ask for a new one.")
+        if not locked.is_for(user):
+            raise InviteUnavailable("This invite was sent to another email address; log in with that account.")
         if Membership.objects.filter(user=user, organization=locked.organization).exists():
             raise AlreadyMember(f"You are already a member of {locked.organization}.")
         membership = Membership.objects.create(user=user, organization=locked.organization, role=locked.role)
@@ -177,18 +182,31 @@ def membership_remove(*, actor: Membership, membership: Membership) -> None:
         if current.role == Role.OWNER and _is_last_owner(current, owners):
             raise LastOwnerError("An organization needs at least one owner; make someone else an owner first.")
         current.delete()
+        # Their keys stop working with the membership (``ApiKey.objects.active``); revoked, they stay stopped.
+        ApiKey.objects.filter(
+            organization=current.organization, created_by=current.user, revoked_at__isnull=True
+        ).update(revoked_at=timezone.now())
 
 
 def _is_last_owner(membership: Membership, owners: Iterable[Membership]) -> bool:
     return all(owner.pk == membership.pk for owner in owners)
 
 
-def api_key_create(*, organization: Organization, created_by: User | None, name: str) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, organization: Organization, created_by: User | None, name: str, expires_at: datetime | None = None
+) -> tuple[ApiKey, str]:
     """Issue a key for ``organization``. The raw key is returned this once; only its hash is stored.
 
-    Callers check that the person may manage the organization's keys.
+    Callers check that the person may manage the organization's keys. A key made by a
+    person stops working when they leave the organization or are deactivated; one with
+    ``expires_at`` stops then.
     """
-    return ApiKey.issue(organization=organization, created_by=created_by, name=name)
+    return ApiKey.issue(organization=organization, created_by=created_by, name=name, expires_at=expires_at)
+
+
+def api_keys_revoke_of_user(user: User) -> int:
+    """Revoke every key ``user`` made (their account is being deleted); the number revoked."""
+    return ApiKey.objects.filter(created_by=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
