@@ -3,12 +3,15 @@
 Superusers see every row. Other staff see and edit only the rows of the
 organizations they are members of: the changelist, the change pages, foreign-key
 choices and saves are all restricted, and another organization's row is a 404.
+Nobody, superusers included, moves an existing row to another organization (or
+another organization's agent): that field is read-only once the row exists.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.admin.options import InlineModelAdmin
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db import models
 from django.http import Http404
@@ -98,6 +101,14 @@ class OrgScopedAdminMixin:
             related = db_field.related_model._default_manager.using(kwargs.get("using"))
             kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
         return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        owner_field = self.organization_path.split("__", 1)[0]
+        inline = isinstance(self, InlineModelAdmin)  # its ``obj`` is the parent row, already in place
+        if obj is None or inline or owner_field in ("pk", "memberships") or owner_field in readonly:
+            return readonly
+        return (*readonly, owner_field)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         if self.organization_path == "pk" and not request.user.is_superuser:
