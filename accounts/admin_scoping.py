@@ -1,7 +1,8 @@
 """Organization scoping for the Django admin.
 
 Superusers see every row. Other staff see and edit only the rows of the
-organizations they are members of: the changelist, the change pages, foreign-key
+organizations they manage (they are an owner or admin there; a plain member's
+staff flag gives them nothing): the changelist, the change pages, foreign-key
 choices and saves are all restricted, and another organization's row is a 404.
 Nobody, superusers included, moves an existing row to another organization (or
 another organization's agent): that field is read-only once the row exists.
@@ -16,7 +17,7 @@ from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db import models
 from django.http import Http404
 
-from accounts.models import Membership, Organization, User
+from accounts.models import Membership, Organization, Role, User
 
 if TYPE_CHECKING:
     from django.forms import Field, Form
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
-    """The organizations a staff member may administer; ``None`` means all (superusers).
+    """The organizations a staff member may administer (as owner or admin); ``None`` means all (superusers).
 
     Computed once per request and kept on it.
     """
@@ -33,7 +34,8 @@ def admin_organization_ids(request: HttpRequest) -> list[Any] | None:
         return None
     cached = getattr(request, "_admin_organization_ids", None)
     if cached is None:
-        cached = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
+        managed = Membership.objects.filter(user_id=user.pk, role__in=(Role.OWNER, Role.ADMIN))
+        cached = list(managed.values_list("organization_id", flat=True))
         request._admin_organization_ids = cached  # type: ignore[attr-defined]
     return cached
 
@@ -130,6 +132,26 @@ class OrgScopedAdminMixin:
         organization_id = getattr(organization_id, "pk", None)
         if organization_id not in ids:
             raise PermissionDenied("That organization is outside what you administer.")
+
+
+def acting_membership(request: HttpRequest, organization_id: Any) -> Membership | None:
+    """The staff member's membership in ``organization_id``: who acts, for the services' role rules.
+
+    ``None`` for a superuser who is not a member (the operator, whom no role limits).
+    """
+    if (
+        request.user.is_superuser
+        and not Membership.objects.filter(user_id=request.user.pk, organization_id=organization_id).exists()
+    ):
+        return None
+    membership = (
+        Membership.objects.select_related("organization")
+        .filter(user_id=request.user.pk, organization_id=organization_id)
+        .first()
+    )
+    if membership is None:
+        raise PermissionDenied("That organization is outside what you administer.")
+    return membership
 
 
 class PublicIdSearchMixin:

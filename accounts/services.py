@@ -73,6 +73,22 @@ def _require_may_touch(actor: Membership, *, current_role: str, new_role: str | 
         raise NotAllowed("Only an owner can grant, change or remove the owner role.")
 
 
+def require_may_grant(*, actor: Membership, organization: Organization, role: str) -> None:
+    """``actor`` may give someone ``role`` in ``organization`` (a new member or an invite); ``NotAllowed`` if not."""
+    _require_manager(actor, organization)
+    _require_may_touch(actor, current_role=Role.MEMBER, new_role=role)
+
+
+def membership_remove_as_operator(*, membership: Membership) -> None:
+    """A superuser's removal: no role limits, but the organization keeps an owner."""
+    with transaction.atomic():
+        owners = _lock_owners(membership.organization)
+        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        if current.role == Role.OWNER and _is_last_owner(current, owners):
+            raise LastOwnerError("An organization needs at least one owner; make someone else an owner first.")
+        current.delete()
+
+
 def _lock_owners(organization: Organization) -> list[Membership]:
     """Lock the organization's owner rows so two demotions cannot race past the last-owner rule."""
     return list(Membership.objects.select_for_update().filter(organization=organization, role=Role.OWNER))
