@@ -8,6 +8,7 @@ Celery broker. Every variable is listed in the README.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "axes",
     "accounts",
     "tools",
     "agents",
@@ -65,6 +67,8 @@ MIDDLEWARE = [
     "accounts.middleware.CurrentOrganizationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: answers a locked-out login with 429 (see "Security" below).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -223,6 +227,16 @@ SPECTACULAR_SETTINGS = {
 
 # Security limits (README, "Security"). A larger request body answers 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
+# Logins (site and admin): after LOGIN_FAILURE_LIMIT failures for one account, or from one
+# address, further attempts answer 429 for LOGIN_LOCKOUT_MINUTES (django-axes).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env.bool("LOGIN_LOCKOUT_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_USERNAME_FORM_FIELD = "username"  # the login forms' field (our users log in by email)
+AXES_RESET_ON_SUCCESS = True
+AXES_COOLOFF_MESSAGE = "Too many failed logins: this account or address is locked for a while. Try again later."
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
