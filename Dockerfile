@@ -23,7 +23,7 @@ COPY static ./static
 RUN pip install -e .
 
 # Static files are collected at build time and served by WhiteNoise; the key is only for this step.
-RUN SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
+RUN SECRET_KEY=collectstatic-only FIELD_ENCRYPTION_KEY=collectstatic-only python manage.py collectstatic --noinput
 
 RUN useradd --system --uid 10001 --home-dir /app app
 USER app

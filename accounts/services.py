@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
+from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
 from agents.errors import ApplicationError
 
 if TYPE_CHECKING:
@@ -261,3 +261,19 @@ def api_key_provision(*, organization_slug: str, email: str, name: str) -> Provi
         )
         api_key, raw_key = api_key_create(organization=organization, created_by=user, name=name)
     return ProvisionedKey(api_key, raw_key, organization_created, user_created, membership_created)
+
+
+def secrets_reencrypt() -> int:
+    """Encrypt every stored provider key again with the first ``FIELD_ENCRYPTION_KEY``; how many.
+
+    All in one transaction: a row no key can decrypt (``ValueError``) changes nothing.
+    """
+    from accounts.crypto import reencrypt_secret
+
+    count = 0
+    with transaction.atomic():
+        for row in ProviderSettings.objects.select_for_update().exclude(api_key_encrypted=""):
+            row.api_key_encrypted = reencrypt_secret(row.api_key_encrypted)
+            ProviderSettings.objects.filter(pk=row.pk).update(api_key_encrypted=row.api_key_encrypted)
+            count += 1
+    return count

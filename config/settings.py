@@ -183,8 +183,13 @@ TOOL_SANDBOX_MAX_PROCESSES = env.int("TOOL_SANDBOX_MAX_PROCESSES", default=32)
 TOOL_SANDBOX_MAX_OUTPUT_BYTES = env.int("TOOL_SANDBOX_MAX_OUTPUT_BYTES", default=64 * 1024)
 TOOL_SANDBOX_NETWORK = env.bool("TOOL_SANDBOX_NETWORK", default=False)
 
-# Secrets stored in the database (provider keys) are encrypted with this key.
-FIELD_ENCRYPTION_KEY = env_secret("FIELD_ENCRYPTION_KEY", default="") or SECRET_KEY
+# Secrets stored in the database (provider keys) are encrypted with this key, apart from
+# SECRET_KEY. Several, comma-separated: the first encrypts, all decrypt (rotation, see accounts/crypto.py).
+FIELD_ENCRYPTION_KEY = env_secret("FIELD_ENCRYPTION_KEY", default="")
+if not FIELD_ENCRYPTION_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("Set FIELD_ENCRYPTION_KEY (or FIELD_ENCRYPTION_KEY_FILE); DEBUG is off.")
+    FIELD_ENCRYPTION_KEY = SECRET_KEY
 
 ANTHROPIC_API_KEY = env_secret("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
