@@ -264,16 +264,22 @@ def api_key_provision(*, organization_slug: str, email: str, name: str) -> Provi
 
 
 def secrets_reencrypt() -> int:
-    """Encrypt every stored provider key again with the first ``FIELD_ENCRYPTION_KEY``; how many.
+    """Encrypt every stored secret (provider keys, agents' tool variables) again with the first
+    ``FIELD_ENCRYPTION_KEY``; how many.
 
     All in one transaction: a row no key can decrypt (``ValueError``) changes nothing.
     """
     from accounts.crypto import reencrypt_secret
+    from agents.models import Agent
 
     count = 0
     with transaction.atomic():
         for row in ProviderSettings.objects.select_for_update().exclude(api_key_encrypted=""):
             row.api_key_encrypted = reencrypt_secret(row.api_key_encrypted)
             ProviderSettings.objects.filter(pk=row.pk).update(api_key_encrypted=row.api_key_encrypted)
+            count += 1
+        for agent in Agent.objects.select_for_update().only("pk", "tool_env_vars"):
+            # Read with any key, written with the first (``EncryptedJSONField``).
+            Agent.objects.filter(pk=agent.pk).update(tool_env_vars=agent.tool_env_vars)
             count += 1
     return count

@@ -5,6 +5,7 @@ from typing import ClassVar
 from django.conf import settings
 from django.db import models
 
+from accounts.fields import EncryptedJSONField
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -40,8 +41,8 @@ class Agent(PublicIdModel):
     tool_rules = models.JSONField(
         default=list, blank=True, help_text="Letta tool rules (terminal, continue, child, required-before-exit)."
     )
-    tool_env_vars = models.JSONField(
-        default=dict, blank=True, help_text="The only environment variables its source tools see."
+    tool_env_vars = EncryptedJSONField(
+        default=dict, blank=True, help_text="The only environment variables its source tools see (encrypted at rest)."
     )
     metadata = models.JSONField(default=dict, blank=True)
     # Rows with seq >= context_start_seq are in the model's context window.
