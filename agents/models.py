@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Case, F, Q, Value, When
 
+from accounts.fields import EncryptedJSONField
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
@@ -46,8 +47,8 @@ class Agent(PublicIdModel):
     tool_rules = models.JSONField(
         default=list, blank=True, help_text="Letta tool rules (terminal, continue, child, required-before-exit)."
     )
-    tool_env_vars = models.JSONField(
-        default=dict, blank=True, help_text="The only environment variables its source tools see."
+    tool_env_vars = EncryptedJSONField(
+        default=dict, blank=True, help_text="The only environment variables its source tools see (encrypted at rest)."
     )
     metadata = models.JSONField(default=dict, blank=True)
     # The model's context window: the system row at context_start_seq, then every later row;
