@@ -24,7 +24,6 @@ from agents.engine.compaction import (
     plan_compaction,
     request_tokens,
     row_tokens,
-    summary_content,
     summary_request,
 )
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
@@ -163,7 +162,7 @@ class Turn:
         failed turn or replay its answer (seed 003) and say so. Once another input followed it
         (a message, an approval), the same otid names a new message (seed 000 reuses one)."""
         after = await self.store.rows_after(existing.seq)
-        if any(row.role in ("user", "approval") for row in after):
+        if any(row.role in ("user", "approval") and not is_summary(row) for row in after):
             return False
         if after:
             self._replay_rows = after
@@ -493,7 +492,7 @@ class Turn:
         if not text.strip():
             raise _Finish(StopReason.INVALID_LLM_RESPONSE, "The model returned an empty summary of the conversation.")
         rows = await self.store.compact(
-            summary=summary_content(text[: max_tokens * 4]), keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
+            summary=text.strip()[: max_tokens * 4], keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
         )
         self.rows[:] = rows
         self._reported = None
