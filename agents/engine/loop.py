@@ -64,6 +64,8 @@ SUMMARY_MAX_TOKENS = 1024
 MAX_COMPACTIONS_PER_STEP = 3
 # A compaction for a request that did not fit aims below this share of the threshold.
 COMPACTION_TARGET = 0.6
+# The provider refused the prompt as too long (by how much is unknown): evict most of the conversation.
+OVERFLOW_EVICT_SHARE = 0.7
 INTERRUPTED_ERROR = "The run was interrupted before it finished."
 
 
@@ -414,7 +416,7 @@ class Turn:
             except LLMContextWindowExceeded as exc:
                 compacted = False
                 if not retried and not out.parts and not out.tool_calls:
-                    async for event in self._compact():
+                    async for event in self._compact(evict_share=OVERFLOW_EVICT_SHARE):
                         compacted = True
                         yield event
                 if not compacted:
@@ -463,7 +465,9 @@ class Turn:
         settings = self.collab.settings
         return self._request_size(request) > settings.context_window * settings.compaction_threshold
 
-    async def _compact(self, request: LLMRequest | None = None) -> AsyncIterator[EngineEvent]:
+    async def _compact(
+        self, request: LLMRequest | None = None, *, evict_share: float | None = None
+    ) -> AsyncIterator[EngineEvent]:
         """Summarize the oldest part of the context into a row that heads it; yields that row.
 
         With the ``request`` that did not fit, it evicts enough to leave room for the summary
@@ -474,7 +478,8 @@ class Turn:
         if request is not None:
             target = settings.context_window * settings.compaction_threshold * COMPACTION_TARGET
             excess = int(self._request_size(request) - target)
-        plan = plan_compaction(self.rows, evict_share=settings.compaction_evict_share, at_least_tokens=excess)
+        share = max(settings.compaction_evict_share, evict_share or 0.0)
+        plan = plan_compaction(self.rows, evict_share=share, at_least_tokens=excess)
         if plan is None:
             return
         max_tokens = max(64, min(SUMMARY_MAX_TOKENS, settings.context_window // 8))
