@@ -77,8 +77,6 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
 
     @admin.display(description="messages")
     def messages_link(self, obj: Agent) -> str:
-        if obj.pk is None:
-            return "—"
         url = reverse("admin:agents_message_changelist") + f"?agent__id__exact={obj.pk}"
         return format_html('<a href="{}">Messages</a>', url)
 
