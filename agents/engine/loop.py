@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from agents.engine.store import ConversationStore
+    from agents.engine.types import StoredToolCall
     from agents.llm.base import LLMClient
     from tools.base import ToolContext, ToolRunner, ToolSpec
 
@@ -407,7 +408,7 @@ class Turn:
         }
 
     async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
-        calls = []
+        calls: list[StoredToolCall] = []
         for call in out.tool_calls:
             spec = self.specs.get(call["name"])
             calls.append({**call, "arguments": clean_arguments(call["arguments"]), "requires_approval": is_gated(spec)})
