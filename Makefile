@@ -54,6 +54,7 @@ migrations-check: install
 # What production runs with DEBUG off; only the HTTPS items below depend on the deployment.
 check-deploy: export DEBUG := 0
 check-deploy: export SECRET_KEY ?= check-deploy-only-$(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(48))')
+check-deploy: export FIELD_ENCRYPTION_KEY ?= check-deploy-only-$(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(48))')
 check-deploy: export SECURE_SSL_REDIRECT := 1
 check-deploy: export SECURE_HSTS_SECONDS := 31536000
 check-deploy: export SECURE_HSTS_INCLUDE_SUBDOMAINS := 1

@@ -105,6 +105,8 @@ def agent_reset_messages(*, agent: Agent, add_default_initial_messages: bool = T
             )
         )
     Message.objects.bulk_create(rows)
-    Agent.objects.filter(pk=agent.pk).update(context_start_seq=start, updated_at=timezone.now())
+    Agent.objects.filter(pk=agent.pk).update(
+        context_start_seq=start, context_summary_seq=None, context_keep_seq=None, updated_at=timezone.now()
+    )
     agent.refresh_from_db()
     return agent

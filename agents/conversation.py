@@ -14,6 +14,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from agents import run_state
+from agents.engine.compaction import SUMMARY_KIND
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.models import Agent, Message, Run, Step, StepStatus
 
@@ -119,9 +120,30 @@ class DjangoConversationStore:
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
-        start = Agent.objects.filter(pk=self.agent_id).values_list("context_start_seq", flat=True).get()
-        rows = Message.objects.filter(agent_id=self.agent_id, seq__gte=start).order_by("seq").values(*SNAPSHOT_FIELDS)
-        return [MessageSnapshot(**row) for row in rows]
+        start, summary, keep = (
+            Agent.objects.filter(pk=self.agent_id)
+            .values_list("context_start_seq", "context_summary_seq", "context_keep_seq")
+            .get()
+        )
+        rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
+        return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
+
+    def _compact(self, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+        with transaction.atomic():
+            [row] = self._append(
+                [
+                    MessageDraft(
+                        role="user",
+                        content=[{"type": "text", "text": summary}],
+                        metadata={"kind": SUMMARY_KIND, "evicted_messages": evicted},
+                    )
+                ]
+            )
+            Agent.objects.filter(pk=self.agent_id).update(context_summary_seq=row.seq, context_keep_seq=keep_from_seq)
+        return self._context()
+
+    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+        return await sync_to_async(self._compact)(summary, keep_from_seq, evicted)
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
         message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()

@@ -19,6 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
+from agents.engine.compaction import (
+    is_summary,
+    plan_compaction,
+    request_tokens,
+    row_tokens,
+    summary_content,
+    summary_request,
+)
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
 from agents.engine.context import ModelSettings, build_step_request, estimate_tokens
 from agents.engine.events import (
@@ -34,8 +42,12 @@ from agents.engine.stop import StopReason
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.errors import AgentBusy
 from agents.llm.base import (
+    Completed,
+    LLMContextWindowExceeded,
     LLMError,
     LLMInvalidResponse,
+    LLMRequest,
+    TextDelta,
     Usage,
 )
 
@@ -50,6 +62,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CANCEL_POLL_SECONDS = 0.3
+SUMMARY_MAX_TOKENS = 1024
+MAX_COMPACTIONS_PER_STEP = 3
+# A compaction for a request that did not fit aims below this share of the threshold.
+COMPACTION_TARGET = 0.6
 INTERRUPTED_ERROR = "The run was interrupted before it finished."
 
 
@@ -114,6 +130,8 @@ class Turn:
         self._replay_rows: list[MessageSnapshot] = []
         self._last_cancel_check = 0.0
         self._interruption: tuple[StopReason, str] | None = None
+        # The provider's prompt tokens for the last call, and how many rows the context had then.
+        self._reported: tuple[int, int] | None = None
         self.batches = BatchRunner(
             store=collab.store,
             tool_runner=collab.tool_runner,
@@ -372,25 +390,49 @@ class Turn:
         return await self.store.heartbeat()
 
     async def _call_model(self, out: StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
-        allowed = self._allowed_tools()
-        request = await build_step_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
-        try:
-            async for event in self.collab.llm.generate(request, stream=self.stream_tokens):
-                delta = out.absorb(event, self.specs)
-                if delta is not None and self.stream_tokens:
-                    yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
-                if self.stream_tokens and await self._cancel_requested():
-                    raise _Finish(StopReason.CANCELLED)
-        except _Finish:
-            raise
-        except LLMInvalidResponse as exc:
-            raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
-        except LLMError as exc:
-            reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
-            raise _Finish(reason, str(exc)) from exc
-        except Exception as exc:
-            logger.warning("Model call failed for run %s: %s", self.run_id, exc, exc_info=True)
-            raise _Finish(StopReason.INVALID_LLM_RESPONSE, f"{type(exc).__name__}: {exc}") from exc
+        """Call the model for this step, compacting the context first when the request would not fit
+        (or once more when the provider says the prompt is too long, before anything streamed)."""
+        request = await self._request()
+        for _ in range(MAX_COMPACTIONS_PER_STEP):
+            if not self._over_budget(request):
+                break
+            compacted = False
+            async for event in self._compact(request):
+                compacted = True
+                yield event
+            if not compacted:
+                break  # nothing left to evict: the provider decides
+            request = await self._request()
+        retried = False
+        while True:
+            try:
+                async for llm_event in self.collab.llm.generate(request, stream=self.stream_tokens):
+                    delta = out.absorb(llm_event, self.specs)
+                    if delta is not None and self.stream_tokens:
+                        yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
+                    if self.stream_tokens and await self._cancel_requested():
+                        raise _Finish(StopReason.CANCELLED)
+                break
+            except LLMContextWindowExceeded as exc:
+                compacted = False
+                if not retried and not out.parts and not out.tool_calls:
+                    async for event in self._compact():
+                        compacted = True
+                        yield event
+                if not compacted:
+                    raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
+                retried = True
+                request = await self._request()
+            except _Finish:
+                raise
+            except LLMInvalidResponse as exc:
+                raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
+            except LLMError as exc:
+                reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
+                raise _Finish(reason, str(exc)) from exc
+            except Exception as exc:
+                logger.warning("Model call failed for run %s: %s", self.run_id, exc, exc_info=True)
+                raise _Finish(StopReason.INVALID_LLM_RESPONSE, f"{type(exc).__name__}: {exc}") from exc
         problem = out.problem()
         if problem:
             raise _Finish(StopReason.INVALID_LLM_RESPONSE, problem)
@@ -400,6 +442,64 @@ class Turn:
                 completion_tokens=estimate_tokens(out.text + "".join(c["arguments"] for c in out.tool_calls)),
                 estimated=True,
             )
+        else:
+            self._reported = (out.usage.prompt_tokens, len(self.rows))
+
+    # --- the context window ------------------------------------------------------------
+
+    async def _request(self) -> LLMRequest:
+        allowed = self._allowed_tools()
+        return await build_step_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
+
+    def _request_size(self, request: LLMRequest) -> int:
+        """The larger of a conservative estimate of the whole request and the provider's count
+        for the last call plus an estimate of the rows added since."""
+        size = request_tokens(request)
+        if self._reported is not None:
+            reported, rows_then = self._reported
+            size = max(size, reported + sum(row_tokens(row) for row in self.rows[rows_then:]))
+        return size
+
+    def _over_budget(self, request: LLMRequest) -> bool:
+        """Whether ``request`` would pass the share of the window that triggers a compaction."""
+        settings = self.collab.settings
+        return self._request_size(request) > settings.context_window * settings.compaction_threshold
+
+    async def _compact(self, request: LLMRequest | None = None) -> AsyncIterator[EngineEvent]:
+        """Summarize the oldest part of the context into a row that heads it; yields that row.
+
+        With the ``request`` that did not fit, it evicts enough to leave room for the summary
+        and a few turns (below ``COMPACTION_TARGET`` of the threshold), not just the usual share.
+        """
+        settings = self.collab.settings
+        excess = 0
+        if request is not None:
+            target = settings.context_window * settings.compaction_threshold * COMPACTION_TARGET
+            excess = int(self._request_size(request) - target)
+        plan = plan_compaction(self.rows, evict_share=settings.compaction_evict_share, at_least_tokens=excess)
+        if plan is None:
+            return
+        max_tokens = max(64, min(SUMMARY_MAX_TOKENS, settings.context_window // 8))
+        request = summary_request(plan, model=settings.model, max_tokens=max_tokens)
+        text = ""
+        try:
+            async for event in self.collab.llm.generate(request, stream=False):
+                if isinstance(event, TextDelta):
+                    text += event.text
+                elif isinstance(event, Completed):
+                    self._add_usage(event.usage)
+        except LLMError as exc:
+            reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
+            raise _Finish(reason, f"Summarizing the conversation failed: {exc}") from exc
+        if not text.strip():
+            raise _Finish(StopReason.INVALID_LLM_RESPONSE, "The model returned an empty summary of the conversation.")
+        rows = await self.store.compact(
+            summary=summary_content(text[: max_tokens * 4]), keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
+        )
+        self.rows[:] = rows
+        self._reported = None
+        summary = next(row for row in rows if is_summary(row))
+        yield self._message(summary)
 
     def _allowed_tools(self) -> set[str]:
         called = calls_this_turn(self.rows)

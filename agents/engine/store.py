@@ -109,6 +109,11 @@ class ConversationStore(Protocol):
 
     async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot: ...
 
+    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+        """Store ``summary`` as the row that heads the context, start the context's rows at
+        ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history."""
+        ...
+
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
         """Record how the run ended (``usage`` carries the token detail), release the agent's lock,
         and announce the end; called once, before ``finished`` is yielded."""
