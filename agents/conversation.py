@@ -14,7 +14,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from agents import run_state
-from agents.engine.compaction import SUMMARY_KIND
+from agents.compaction import store_compaction
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.models import Agent, Message, Run, Step, StepStatus
 
@@ -130,16 +130,15 @@ class DjangoConversationStore:
 
     def _compact(self, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
         with transaction.atomic():
-            [row] = self._append(
-                [
-                    MessageDraft(
-                        role="user",
-                        content=[{"type": "text", "text": summary}],
-                        metadata={"kind": SUMMARY_KIND, "evicted_messages": evicted},
-                    )
-                ]
+            store_compaction(
+                agent_id=self.agent_id,
+                organization_id=self.organization_id,
+                run_id=self.run_id,
+                seq=self._take_seqs(1),
+                summary=summary,
+                keep_from_seq=keep_from_seq,
+                evicted=evicted,
             )
-            Agent.objects.filter(pk=self.agent_id).update(context_summary_seq=row.seq, context_keep_seq=keep_from_seq)
         return self._context()
 
     async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
@@ -160,19 +159,26 @@ class DjangoConversationStore:
     async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]:
         return await sync_to_async(self._rows_after)(seq, limit)
 
+    def _take_seqs(self, count: int) -> int:
+        """The first of ``count`` new consecutive ``seq`` values of this agent's rows."""
+        if self._next_seq is None:
+            last = Message.objects.filter(agent_id=self.agent_id).aggregate(m=Max("seq"))["m"]
+            self._next_seq = (last if last is not None else -1) + 1
+        first = self._next_seq
+        self._next_seq += count
+        return first
+
     def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
         with transaction.atomic():
-            if self._next_seq is None:
-                last = Message.objects.filter(agent_id=self.agent_id).aggregate(m=Max("seq"))["m"]
-                self._next_seq = (last if last is not None else -1) + 1
+            first = self._take_seqs(len(drafts))
             messages = []
-            for draft in drafts:
+            for offset, draft in enumerate(drafts):
                 messages.append(
                     Message(
                         id=draft.id or uuid.uuid4(),
                         organization_id=self.organization_id,
                         agent_id=self.agent_id,
-                        seq=self._next_seq,
+                        seq=first + offset,
                         role=draft.role,
                         content=draft.content,
                         tool_calls=draft.tool_calls,
@@ -188,7 +194,6 @@ class DjangoConversationStore:
                         sender_api_key_id=self.sender_api_key_id if draft.role in ("user", "approval") else None,
                     )
                 )
-                self._next_seq += 1
             Message.objects.bulk_create(messages)
         return [m.snapshot() for m in messages]
 

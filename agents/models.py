@@ -101,7 +101,7 @@ class MessageQuerySet(OrgScopedQuerySet):
         if summary is None or keep is None:
             return rows.order_by("seq")
         # An older summary is history, not context: only the latest one heads the window.
-        older_summaries = self.filter(agent_id=agent_id, seq__gte=start, metadata__kind="summary").exclude(seq=summary)
+        older_summaries = self.filter(agent_id=agent_id, seq__gte=keep, metadata__kind="summary").exclude(seq=summary)
         rows = rows.filter(Q(seq=start) | Q(seq=summary) | Q(seq__gte=keep)).exclude(
             seq__in=older_summaries.values("seq")
         )

@@ -230,7 +230,9 @@ def letta_messages(rows: Iterable[Any]) -> list[dict[str, Any]]:
 
 def row_kind(row: Any) -> str:
     """``login_notice`` for the login message that opens a conversation (Letta's ``{"type": "login"}``
-    user row), ``message`` for every other row."""
+    user row), ``summary`` for a compaction's summary, ``message`` for every other row."""
+    if (row.metadata or {}).get("kind") == "summary":
+        return "summary"
     if row.role != MessageRole.USER or len(row.content or []) != 1:
         return "message"
     text = _text_of(row.content)

@@ -24,7 +24,6 @@ from agents.engine.compaction import (
     plan_compaction,
     request_tokens,
     row_tokens,
-    summary_content,
     summary_request,
 )
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
@@ -66,6 +65,8 @@ SUMMARY_MAX_TOKENS = 1024
 MAX_COMPACTIONS_PER_STEP = 3
 # A compaction for a request that did not fit aims below this share of the threshold.
 COMPACTION_TARGET = 0.6
+# The provider refused the prompt as too long (by how much is unknown): evict most of the conversation.
+OVERFLOW_EVICT_SHARE = 0.7
 INTERRUPTED_ERROR = "The run was interrupted before it finished."
 
 
@@ -164,7 +165,7 @@ class Turn:
         failed turn or replay its answer (seed 003) and say so. Once another input followed it
         (a message, an approval), the same otid names a new message (seed 000 reuses one)."""
         after = await self.store.rows_after(existing.seq)
-        if any(row.role in ("user", "approval") for row in after):
+        if any(row.role in ("user", "approval") and not is_summary(row) for row in after):
             return False
         if after:
             self._replay_rows = after
@@ -416,7 +417,7 @@ class Turn:
             except LLMContextWindowExceeded as exc:
                 compacted = False
                 if not retried and not out.parts and not out.tool_calls:
-                    async for event in self._compact():
+                    async for event in self._compact(evict_share=OVERFLOW_EVICT_SHARE):
                         compacted = True
                         yield event
                 if not compacted:
@@ -465,7 +466,9 @@ class Turn:
         settings = self.collab.settings
         return self._request_size(request) > settings.context_window * settings.compaction_threshold
 
-    async def _compact(self, request: LLMRequest | None = None) -> AsyncIterator[EngineEvent]:
+    async def _compact(
+        self, request: LLMRequest | None = None, *, evict_share: float | None = None
+    ) -> AsyncIterator[EngineEvent]:
         """Summarize the oldest part of the context into a row that heads it; yields that row.
 
         With the ``request`` that did not fit, it evicts enough to leave room for the summary
@@ -476,7 +479,8 @@ class Turn:
         if request is not None:
             target = settings.context_window * settings.compaction_threshold * COMPACTION_TARGET
             excess = int(self._request_size(request) - target)
-        plan = plan_compaction(self.rows, evict_share=settings.compaction_evict_share, at_least_tokens=excess)
+        share = max(settings.compaction_evict_share, evict_share or 0.0)
+        plan = plan_compaction(self.rows, evict_share=share, at_least_tokens=excess)
         if plan is None:
             return
         max_tokens = max(64, min(SUMMARY_MAX_TOKENS, settings.context_window // 8))
@@ -494,7 +498,7 @@ class Turn:
         if not text.strip():
             raise _Finish(StopReason.INVALID_LLM_RESPONSE, "The model returned an empty summary of the conversation.")
         rows = await self.store.compact(
-            summary=summary_content(text[: max_tokens * 4]), keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
+            summary=text.strip()[: max_tokens * 4], keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
         )
         self.rows[:] = rows
         self._reported = None

@@ -110,7 +110,7 @@ class ConversationStore(Protocol):
     async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot: ...
 
     async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
-        """Store ``summary`` as the row that heads the context, start the context's rows at
+        """Store ``summary`` (the model's text) as the row that heads the context, start the context's rows at
         ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history."""
         ...
 
