@@ -87,12 +87,10 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
     @admin.display(description="tool variables")
     def tool_env_vars_masked(self, obj: Agent) -> str:
         """Names only: the values are secrets (set through the API's ``tool_exec_environment_variables``)."""
-        names = sorted((obj.tool_env_vars or {}) if obj.pk else {})
+        names = sorted(obj.tool_env_vars or {})
         return ", ".join(f"{name}=••••" for name in names) or "—"
 
     def messages_link(self, obj: Agent) -> str:
-        if obj.pk is None:
-            return "—"
         url = reverse("admin:agents_message_changelist") + f"?agent__id__exact={obj.pk}"
         return format_html('<a href="{}">Messages</a>', url)
 

@@ -21,6 +21,7 @@ from agents.models import Agent, Message, Run, Step, StepStatus
 if TYPE_CHECKING:
     from agents.broadcast import EventPublisher
     from agents.engine.events import RunFinishedEvent
+    from agents.engine.types import StoredToolReturn
     from agents.llm.base import Usage
 
 
@@ -199,11 +200,11 @@ class DjangoConversationStore:
     async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
         return await sync_to_async(self._append)(drafts)
 
-    def _set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
+    def _set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
         Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
         return Message.objects.get(pk=message_id).snapshot()
 
-    async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
+    async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
         return await sync_to_async(self._set_tool_returns)(message_id, tool_returns)
 
     # --- run and steps ----------------------------------------------------------------

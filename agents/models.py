@@ -189,7 +189,8 @@ class RunStatus(models.TextChoices):
 
 
 # The engine's closed enum as model choices (same names, values and labels as before).
-StopReason = models.TextChoices("StopReason", [(reason.name, reason.value) for reason in EngineStopReason])
+# django-stubs types only the functional API's one-string form (``TextChoices("Name", "A B")``).
+StopReason = models.TextChoices("StopReason", [(reason.name, reason.value) for reason in EngineStopReason])  # type: ignore[call-overload]
 
 
 class RunQuerySet(OrgScopedQuerySet):

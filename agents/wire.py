@@ -40,7 +40,7 @@ _DEFAULT_ENDPOINTS = {
 }
 
 # Letta's statuses: a run that has not started yet is "created".
-_RUN_STATUS = {
+_RUN_STATUS: dict[str, str] = {
     RunStatus.QUEUED: "created",
     RunStatus.RUNNING: "running",
     RunStatus.COMPLETED: "completed",
@@ -324,6 +324,7 @@ def llm_config(agent: Agent) -> dict[str, Any]:
 def embedding_config(handle: str) -> dict[str, Any]:
     """Letta's ``EmbeddingConfig`` for an embedding handle (validated by ``agents.services``)."""
     provider, model = split_handle(handle or DEFAULT_EMBEDDING_HANDLE)
+    endpoint: str | None
     if provider == "letta":
         endpoint_type, endpoint, dim = "hugging-face", "https://embeddings.letta.com/", 1024
     else:

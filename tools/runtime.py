@@ -79,7 +79,8 @@ class DefaultToolRunner:
             return await self._run_builtin(spec, parsed, context, started)
         if spec.kind == "source":
             return await self._run_source(spec, parsed, context, started)
-        return _failed(spec, started, f"{spec.name} has an unknown tool kind {spec.kind!r}.")
+        # ``kind`` comes from a row (``tool_spec_for``); one written by another version may hold any value.
+        return _failed(spec, started, f"{spec.name} has an unknown tool kind {spec.kind!r}.")  # type: ignore[unreachable]
 
     async def _run_builtin(
         self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext, started: float

@@ -108,7 +108,7 @@ for _name, _check in Draft202012Validator.FORMAT_CHECKER.checkers.items():
 _FORMATS.checkers["regex"] = (_regex_format, ())
 
 #: Draft 2020-12 with every regular expression on RE2.
-LinearTimeValidator = validators.extend(
+LinearTimeValidator = validators.extend(  # type: ignore[no-untyped-call]  # untyped in types-jsonschema
     Draft202012Validator,
     {"pattern": _pattern, "patternProperties": _pattern_properties, "additionalProperties": _additional_properties},
 )
@@ -173,7 +173,7 @@ def _has_keyword(schema: Any, keyword: str) -> bool:
 def validate_arguments(tool_name: str, parameters: dict[str, Any], raw_arguments: str) -> dict[str, Any]:
     """Parse ``raw_arguments`` (JSON text), coerce losslessly and validate; raises ``ArgumentError``."""
     arguments = _parse(tool_name, raw_arguments)
-    schema = dict(parameters) if parameters else {"type": "object", "properties": {}}
+    schema: dict[str, Any] = dict(parameters) if parameters else {"type": "object", "properties": {}}
     schema.setdefault("additionalProperties", False)
     try:
         check_parameter_schema(schema)
@@ -317,18 +317,21 @@ def _is_valid(value: Any, schema: Any) -> bool:
 
 def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
     path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path).lstrip(".")
+    # The stubs allow ``Unset`` for both; an error from a validator run always has them.
+    instance: Any = error.instance
+    validator_value: Any = error.validator_value
     if error.validator == "required":
-        missing = [name for name in error.validator_value if name not in error.instance]
+        missing = [name for name in validator_value if name not in instance]
         return f"missing required argument {missing[0]!r}" if missing else error.message
     if error.validator == "additionalProperties" and not path:
         expected = ", ".join(repr(name) for name in (schema.get("properties") or {})) or "none"
-        unexpected = [name for name in error.instance if name not in (schema.get("properties") or {})]
+        unexpected = [name for name in instance if name not in (schema.get("properties") or {})]
         return f"unexpected argument {unexpected[0]!r} (expected arguments: {expected})"
     if error.validator == "type":
         wanted = error.validator_value
         wanted_text = " or ".join(wanted) if isinstance(wanted, list) else wanted
         return f"argument {path!r} must be of type {wanted_text}, got {json.dumps(error.instance)[:200]}"
     if error.validator == "enum":
-        allowed = ", ".join(json.dumps(option) for option in error.validator_value)
+        allowed = ", ".join(json.dumps(option) for option in validator_value)
         return f"argument {path!r} must be one of {allowed}, got {json.dumps(error.instance)[:200]}"
     return f"argument {path!r}: {error.message[:300]}" if path else error.message[:300]

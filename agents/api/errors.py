@@ -57,8 +57,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     set_rollback()
     if isinstance(exc, ApplicationError):
         # A conflict is the state of the agent, not a glitch: letta-client 1.x must not send it again.
-        headers = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
-        return Response({"detail": exc.detail}, status=exc.status_code, headers=headers)
+        retry = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
+        return Response({"detail": exc.detail}, status=exc.status_code, headers=retry)
     if isinstance(exc, RequestDataTooBig):
         return Response({"detail": body_too_large_detail()}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, Http404):

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from agents.engine.store import ConversationStore
+    from agents.engine.types import StoredToolCall
     from agents.llm.base import LLMClient
     from tools.base import ToolContext, ToolRunner, ToolSpec
 
@@ -406,8 +407,8 @@ class Turn:
         retried = False
         while True:
             try:
-                async for event in self.collab.llm.generate(request, stream=self.stream_tokens):
-                    delta = out.absorb(event, self.specs)
+                async for llm_event in self.collab.llm.generate(request, stream=self.stream_tokens):
+                    delta = out.absorb(llm_event, self.specs)
                     if delta is not None and self.stream_tokens:
                         yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
                     if self.stream_tokens and await self._cancel_requested():
@@ -511,7 +512,7 @@ class Turn:
         }
 
     async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
-        calls = []
+        calls: list[StoredToolCall] = []
         for call in out.tool_calls:
             spec = self.specs.get(call["name"])
             calls.append({**call, "arguments": clean_arguments(call["arguments"]), "requires_approval": is_gated(spec)})
