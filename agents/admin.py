@@ -83,14 +83,16 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
     def tool_count(self, obj: Agent) -> int:
         return getattr(obj, "tool_total", 0)
 
-    @admin.display(description="messages")
     @admin.display(description="tool variables")
     def tool_env_vars_masked(self, obj: Agent) -> str:
         """Names only: the values are secrets (set through the API's ``tool_exec_environment_variables``)."""
         names = sorted(obj.tool_env_vars or {})
         return ", ".join(f"{name}=••••" for name in names) or "—"
 
+    @admin.display(description="messages")
     def messages_link(self, obj: Agent) -> str:
+        if obj._state.adding:
+            return "—"
         url = reverse("admin:agents_message_changelist") + f"?agent__id__exact={obj.pk}"
         return format_html('<a href="{}">Messages</a>', url)
 
