@@ -21,10 +21,6 @@ from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
 from agents.engine.compaction import (
     is_summary,
-    plan_compaction,
-    request_tokens,
-    row_tokens,
-    summary_request,
 )
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
 from agents.engine.context import ModelSettings, build_step_request, estimate_tokens
@@ -39,14 +35,13 @@ from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_no
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.engine.window import CompactionFailed, ContextWindow
 from agents.errors import AgentBusy
 from agents.llm.base import (
-    Completed,
     LLMContextWindowExceeded,
     LLMError,
     LLMInvalidResponse,
     LLMRequest,
-    TextDelta,
     Usage,
 )
 
@@ -61,12 +56,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CANCEL_POLL_SECONDS = 0.3
-SUMMARY_MAX_TOKENS = 1024
 MAX_COMPACTIONS_PER_STEP = 3
-# A compaction for a request that did not fit aims below this share of the threshold.
-COMPACTION_TARGET = 0.6
-# The provider refused the prompt as too long (by how much is unknown): evict most of the conversation.
-OVERFLOW_EVICT_SHARE = 0.7
 INTERRUPTED_ERROR = "The run was interrupted before it finished."
 
 
@@ -131,8 +121,9 @@ class Turn:
         self._replay_rows: list[MessageSnapshot] = []
         self._last_cancel_check = 0.0
         self._interruption: tuple[StopReason, str] | None = None
-        # The provider's prompt tokens for the last call, and how many rows the context had then.
-        self._reported: tuple[int, int] | None = None
+        self.window = ContextWindow(
+            store=collab.store, llm=collab.llm, settings=collab.settings, rows=self.rows, add_usage=self._add_usage
+        )
         self.batches = BatchRunner(
             store=collab.store,
             tool_runner=collab.tool_runner,
@@ -395,14 +386,10 @@ class Turn:
         (or once more when the provider says the prompt is too long, before anything streamed)."""
         request = await self._request()
         for _ in range(MAX_COMPACTIONS_PER_STEP):
-            if not self._over_budget(request):
-                break
-            compacted = False
-            async for event in self._compact(request):
-                compacted = True
-                yield event
-            if not compacted:
-                break  # nothing left to evict: the provider decides
+            summary = await self._compact(request) if self.window.over_budget(request) else None
+            if summary is None:
+                break  # it fits, or nothing is left to evict: the provider decides
+            yield self._message(summary)
             request = await self._request()
         retried = False
         while True:
@@ -415,13 +402,11 @@ class Turn:
                         raise _Finish(StopReason.CANCELLED)
                 break
             except LLMContextWindowExceeded as exc:
-                compacted = False
-                if not retried and not out.parts and not out.tool_calls:
-                    async for event in self._compact(evict_share=OVERFLOW_EVICT_SHARE):
-                        compacted = True
-                        yield event
-                if not compacted:
+                fresh = not retried and not out.parts and not out.tool_calls
+                summary = await self._compact(overflowed=True) if fresh else None
+                if summary is None:
                     raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
+                yield self._message(summary)
                 retried = True
                 request = await self._request()
             except _Finish:
@@ -443,8 +428,7 @@ class Turn:
                 completion_tokens=estimate_tokens(out.text + "".join(c["arguments"] for c in out.tool_calls)),
                 estimated=True,
             )
-        else:
-            self._reported = (out.usage.prompt_tokens, len(self.rows))
+        self.window.record(out.usage)
 
     # --- the context window ------------------------------------------------------------
 
@@ -452,58 +436,11 @@ class Turn:
         allowed = self._allowed_tools()
         return await build_step_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
 
-    def _request_size(self, request: LLMRequest) -> int:
-        """The larger of a conservative estimate of the whole request and the provider's count
-        for the last call plus an estimate of the rows added since."""
-        size = request_tokens(request)
-        if self._reported is not None:
-            reported, rows_then = self._reported
-            size = max(size, reported + sum(row_tokens(row) for row in self.rows[rows_then:]))
-        return size
-
-    def _over_budget(self, request: LLMRequest) -> bool:
-        """Whether ``request`` would pass the share of the window that triggers a compaction."""
-        settings = self.collab.settings
-        return self._request_size(request) > settings.context_window * settings.compaction_threshold
-
-    async def _compact(
-        self, request: LLMRequest | None = None, *, evict_share: float | None = None
-    ) -> AsyncIterator[EngineEvent]:
-        """Summarize the oldest part of the context into a row that heads it; yields that row.
-
-        With the ``request`` that did not fit, it evicts enough to leave room for the summary
-        and a few turns (below ``COMPACTION_TARGET`` of the threshold), not just the usual share.
-        """
-        settings = self.collab.settings
-        excess = 0
-        if request is not None:
-            target = settings.context_window * settings.compaction_threshold * COMPACTION_TARGET
-            excess = int(self._request_size(request) - target)
-        share = max(settings.compaction_evict_share, evict_share or 0.0)
-        plan = plan_compaction(self.rows, evict_share=share, at_least_tokens=excess)
-        if plan is None:
-            return
-        max_tokens = max(64, min(SUMMARY_MAX_TOKENS, settings.context_window // 8))
-        request = summary_request(plan, model=settings.model, max_tokens=max_tokens)
-        text = ""
+    async def _compact(self, request: LLMRequest | None = None, *, overflowed: bool = False) -> MessageSnapshot | None:
         try:
-            async for event in self.collab.llm.generate(request, stream=False):
-                if isinstance(event, TextDelta):
-                    text += event.text
-                elif isinstance(event, Completed):
-                    self._add_usage(event.usage)
-        except LLMError as exc:
-            reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
-            raise _Finish(reason, f"Summarizing the conversation failed: {exc}") from exc
-        if not text.strip():
-            raise _Finish(StopReason.INVALID_LLM_RESPONSE, "The model returned an empty summary of the conversation.")
-        rows = await self.store.compact(
-            summary=text.strip()[: max_tokens * 4], keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
-        )
-        self.rows[:] = rows
-        self._reported = None
-        summary = next(row for row in rows if is_summary(row))
-        yield self._message(summary)
+            return await self.window.compact(request, overflowed=overflowed)
+        except CompactionFailed as failed:
+            raise _Finish(failed.stop_reason, failed.error) from failed
 
     def _allowed_tools(self) -> set[str]:
         called = calls_this_turn(self.rows)
