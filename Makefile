@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# make test runs the suite on this many pytest-xdist workers ("auto": one per core; 0 runs it serially).
+TEST_WORKERS ?= auto
 
 .PHONY: install run test lint format migrations-check check-deploy worker
 
@@ -29,8 +31,9 @@ run: install
 	$(PY) -m daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 # Settings come from the environment: export DATABASE_URL / REDIS_URL to test against Postgres / Redis.
+# Tests that share a live server or a Celery worker carry an xdist_group mark and stay on one worker.
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
