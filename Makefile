@@ -31,9 +31,10 @@ run: install
 	$(PY) -m daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 # Settings come from the environment: export DATABASE_URL / REDIS_URL to test against Postgres / Redis.
-# Tests that share a live server or a Celery worker carry an xdist_group mark and stay on one worker.
+# Each test file runs on one worker (--dist loadfile), so a module's live server or Celery worker starts once.
+# (Not loadgroup: pytest-xdist 3.8 cannot rename pytest 9.2's node ids, so xdist_group marks are ignored.)
 test: install
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

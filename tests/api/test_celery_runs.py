@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from letta_client import Run
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(240), pytest.mark.xdist_group("celery_worker")]
+pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(240)]
 
 FINISHED = {"completed", "failed", "cancelled"}
 DICE = "call roll_dice with num_sides=6"

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("fuzzing")]
+pytestmark = pytest.mark.timeout(300)
 
 EXAMPLES_PER_OPERATION = 40
 # Request schemas describe shapes: some rules are beyond them (an approval goes alone in

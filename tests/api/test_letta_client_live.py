@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 
     from tests.api.live_server import LiveServer
 
-# Its tests share one live server: they run on one xdist worker (``make test`` runs in parallel).
-pytestmark = pytest.mark.xdist_group("letta_client_live")
-
 
 def get_secret_code_tool(input_text: str) -> str:
     """

@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
 
-# Its tests share one live server: they run on one xdist worker (``make test`` runs in parallel).
-pytestmark = pytest.mark.xdist_group("seed_flows")
-
 SECRET_CODE = "740845635798344975"
 FAKE_REQUEST_ID = str(uuid.uuid4())
 USER_MESSAGE_CONTENT = (

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.xdist_group("sse_live")]
+pytestmark = pytest.mark.timeout(120)
 
 KEEPALIVE_SECONDS = 0.2
 SILENCE_SECONDS = 1.5

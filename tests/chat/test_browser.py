@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from tests.chat.conftest import DEMO_EMAIL, DEMO_PASSWORD, ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120), pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 
 OLD_MESSAGES = (
