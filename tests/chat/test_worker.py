@@ -14,6 +14,7 @@ import time
 import httpx
 import pytest
 from channels_redis.core import RedisChannelLayer
+from websockets.exceptions import ConnectionClosedError
 
 from agents.broadcast import agent_group
 from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
@@ -21,6 +22,8 @@ from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
 pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(180)]
 
 SWEEP_BOUND_S = 2 * 2  # the stack's AGENT_TURN_LOCK_SECONDS is 2
+# Longer than channels_redis's 5 s BZPOPMIN and redis-py 8's default 5 s socket read timeout.
+QUIET_S = 7
 
 
 def finished(frame: dict) -> bool:
@@ -125,3 +128,30 @@ async def test_a_killed_worker_leaves_no_run_running_and_the_agent_answers_again
     assert rows[-1]["row"]["role"] == "assistant"
     assert latest_run(session, agent_id)["id"] == retry_id
     assert latest_run(session, agent_id)["status"] == "completed"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ConnectionClosedError,
+    reason=(
+        "Known bug: channels_redis 4.3 waits for the consumer's next message with a 5 s BZPOPMIN, and redis-py 8 "
+        "reads with a default socket_timeout of 5 s, so a consumer whose agent is quiet for 5 s dies "
+        "(redis TimeoutError) and Daphne closes the tab with 1011. config.settings must give the channel layer's "
+        "host a socket_timeout above 5 s; then remove this mark."
+    ),
+)
+async def test_a_tab_stays_connected_while_its_agent_is_quiet_for_longer_than_redis_read_timeouts(
+    celery_stack: CeleryStack,
+):
+    chat = celery_stack.chat
+    agent_id = chat.new_agent("worker-quiet")
+    session = chat.login()
+
+    async with live_socket(chat, session, agent_id) as tab:
+        await tab.send({"type": "resume", "after_seq": 1})
+        await tab.until(lambda f: f["type"] == "sync")
+        await asyncio.sleep(QUIET_S)  # nothing is published to the agent's group meanwhile
+        await tab.send({"type": "send", "text": "hello after a quiet spell", "otid": "quiet-1"})
+        frames = await tab.until(finished)
+
+    assert frames[-1]["stop_reason"] == "end_turn"
