@@ -14,7 +14,6 @@ import time
 import httpx
 import pytest
 from channels_redis.core import RedisChannelLayer
-from websockets.exceptions import ConnectionClosedError
 
 from agents.broadcast import agent_group
 from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
@@ -130,16 +129,6 @@ async def test_a_killed_worker_leaves_no_run_running_and_the_agent_answers_again
     assert latest_run(session, agent_id)["status"] == "completed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ConnectionClosedError,
-    reason=(
-        "Known bug: channels_redis 4.3 waits for the consumer's next message with a 5 s BZPOPMIN, and redis-py 8 "
-        "reads with a default socket_timeout of 5 s, so a consumer whose agent is quiet for 5 s dies "
-        "(redis TimeoutError) and Daphne closes the tab with 1011. config.settings must give the channel layer's "
-        "host a socket_timeout above 5 s; then remove this mark."
-    ),
-)
 async def test_a_tab_stays_connected_while_its_agent_is_quiet_for_longer_than_redis_read_timeouts(
     celery_stack: CeleryStack,
 ):
