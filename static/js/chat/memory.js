@@ -23,9 +23,13 @@ export class MemoryPanel {
     this.blocks = new Map(); // block id -> {block, element, editing}
     this.refreshing = null;
     toggle?.addEventListener("click", () => this.setOpen(toggle.getAttribute("aria-expanded") !== "true"));
-    root.querySelector(".memory-close")?.addEventListener("click", () => {
+    const close = () => {
       this.setOpen(false);
       toggle?.focus();
+    };
+    root.querySelector(".memory-close")?.addEventListener("click", close);
+    root.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && root.classList.contains("open") && !event.target.matches("textarea")) close();
     });
   }
 
