@@ -173,7 +173,11 @@ async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
         )
 
     def run() -> str:
-        ids = {"organization_id": context.organization_id, "agent_id": context.agent_id, "run_id": context.run_id}
+        ids: dict[str, Any] = {
+            "organization_id": context.organization_id,
+            "agent_id": context.agent_id,
+            "run_id": context.run_id,
+        }
         try:
             if command == "create":
                 label = _label_of(arguments.get("path"))
