@@ -11,11 +11,14 @@ person, or ``null``) and each run's ``status``, so the page never re-derives the
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from accounts.access import membership_for
+from accounts.models import Membership
 from agents import run_state
 from agents.context import context_overview
 from agents.engine.inputs import ApprovalCreate, ApprovalItem, MessageCreate, ToolReturnItem, TurnRequest
@@ -66,6 +69,16 @@ def chat_agent(*, user: User, organization_id: Any, agent_id: str) -> Agent | No
     if membership is None or pk is None:
         return None
     return Agent.objects.for_org(membership.organization).filter(pk=pk).first()
+
+
+def chat_access_holds(*, user_id: Any, agent: Agent, session_key: str | None) -> bool:
+    """Whether the user who opened this chat may still use it: active, still a member of the
+    agent's organization, and (for a browser session) not logged out since."""
+    if not Membership.objects.filter(
+        user_id=user_id, user__is_active=True, organization_id=agent.organization_id
+    ).exists():
+        return False
+    return session_key is None or import_module(settings.SESSION_ENGINE).SessionStore().exists(session_key)
 
 
 def run_summary(run: Run) -> RunSummary:

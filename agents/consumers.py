@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from channels.db import database_sync_to_async
@@ -43,7 +44,11 @@ logger = logging.getLogger(__name__)
 SERVER_FAULT = "The server could not handle that just now. Try again in a moment."
 # Close codes in the private range: the tab stops reconnecting on these.
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
+# An open chat re-checks its user's access on every frame it receives and at least this often
+# while it only forwards events (issue 14: access that ends closes the socket).
+ACCESS_RECHECK_SECONDS = 30.0
 
 
 class _Frame(BaseModel):
@@ -131,8 +136,23 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.user, self.agent, self.group = user, agent, agent_group(agent.id)
+        self.session_key = getattr(session, "session_key", None)
+        self.access_checked_at = time.monotonic()
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+
+    async def _access_holds(self, *, force: bool) -> bool:
+        """Re-check the user's access (always with ``force``, else at most every ``ACCESS_RECHECK_SECONDS``);
+        close the socket with 4403 when it has ended."""
+        if not force and time.monotonic() - self.access_checked_at < ACCESS_RECHECK_SECONDS:
+            return True
+        self.access_checked_at = time.monotonic()
+        holds = await database_sync_to_async(chat.chat_access_holds)(
+            user_id=self.user.pk, agent=self.agent, session_key=self.session_key
+        )
+        if not holds:
+            await self.close(code=CLOSE_FORBIDDEN)
+        return holds
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "group", None):
@@ -150,6 +170,8 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not await self._access_holds(force=True):
+            return
         try:
             frame = parse_frame(content)
         except FrameError as exc:
@@ -192,6 +214,8 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def agent_events(self, message: dict[str, Any]) -> None:
         """Forward what ``agents.broadcast.publish`` sent to the agent's group, in order."""
+        if not await self._access_holds(force=False):
+            return
         for payload in message["events"]:
             await self.send_json(payload)
 

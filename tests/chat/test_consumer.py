@@ -5,7 +5,9 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
+from accounts.models import Membership, User
 from agents import services
+from agents.broadcast import publish
 from agents.consumers import SERVER_FAULT
 from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
@@ -243,3 +245,27 @@ async def test_a_message_to_a_busy_agent_is_refused_as_on_rest_and_starts_nothin
     assert reply == {"type": "error", "detail": AgentBusy.default_detail, "request": "send"}
     assert await database_sync_to_async(Run.objects.filter(agent=agent).count)() == 1
     await communicator.disconnect()
+
+
+async def test_a_member_removed_from_the_organization_is_disconnected_at_their_next_frame(chat_app, cast, agent):
+    communicator, _, _ = await open_chat(chat_app, cast.bob, agent, organization=cast.org_a)
+    await database_sync_to_async(Membership.objects.filter(user=cast.bob, organization=cast.org_a).delete)()
+
+    await communicator.send_json_to({"type": "send", "text": "Still here?", "otid": "gone-1"})
+    closed = await communicator.receive_output(timeout=5)
+
+    assert closed == {"type": "websocket.close", "code": 4403}
+    assert await database_sync_to_async(Run.objects.filter(agent=agent).count)() == 0
+
+
+async def test_a_deactivated_user_stops_receiving_events_within_the_recheck_interval(
+    chat_app, cast, agent, monkeypatch
+):
+    monkeypatch.setattr("agents.consumers.ACCESS_RECHECK_SECONDS", 0.0)
+    communicator, _, _ = await open_chat(chat_app, cast.bob, agent, organization=cast.org_a)
+    await database_sync_to_async(User.objects.filter(pk=cast.bob.pk).update)(is_active=False)
+
+    await publish(agent.id, [{"type": "memory_updated", "agent_ids": [agent.public_id]}])
+    closed = await communicator.receive_output(timeout=5)
+
+    assert closed == {"type": "websocket.close", "code": 4403}
