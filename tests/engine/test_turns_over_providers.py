@@ -223,3 +223,28 @@ async def test_a_prompt_too_long_error_mid_turn_compacts_and_the_retry_succeeds(
     assert "Question 0" in json.dumps(bodies[1])  # the summary call reads the evicted turns
     assert "Earlier: four questions." in json.dumps(bodies[2])
     assert "Question 0" not in json.dumps(bodies[2])
+
+
+@pytest.mark.parametrize("handle", HANDLES, ids=lambda handle: handle.split("/")[0])
+async def test_three_hundred_turns_in_a_four_thousand_token_window_through_the_real_sdks(handle, settings, fake_llm):
+    settings.ANTHROPIC_BASE_URL = fake_llm.url
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    settings.OPENAI_BASE_URL = fake_llm.base_url_openai
+    settings.OPENAI_API_KEY = "sk-test"
+    agent = await sync_to_async(services.agent_create)(
+        organization=await sync_to_async(OrganizationFactory)(), name="long", model=handle, context_window=4000
+    )
+    already = len(fake_llm.requests)
+
+    stops = [
+        finished(
+            await turn(agent, [UserInput(f"Turn {index}: " + "tell me about owls " * 12)], stream=False)
+        ).stop_reason
+        for index in range(300)
+    ]
+
+    assert set(stops) == {"end_turn"}
+    bodies = [request.body for request in fake_llm.requests[already:]]
+    assert max(len(json.dumps(body)) for body in bodies) / 4 <= 4000  # about four characters a token
+    assert await Message.objects.filter(agent=agent).acount() >= 2 + 2 * 300
+    assert await Message.objects.filter(agent=agent, metadata__kind="summary").acount() >= 5
