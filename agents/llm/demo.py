@@ -142,7 +142,11 @@ def _echo(request: LLMRequest) -> str:
 
 def _summary(transcript: str) -> str:
     """A deterministic summary: how many user messages there were and the first words of the latest."""
-    said = [line.removeprefix("User: ") for line in transcript.splitlines() if line.startswith("User: ")]
+    said = [
+        line.removeprefix("User: ")
+        for line in transcript.splitlines()
+        if line.startswith("User: ") and not line.startswith("User: {")  # not the login notice
+    ]
     gist = "; ".join(" ".join(text.split()[:6]) for text in said[-_SUMMARY_MESSAGES:])
     noun = "message" if len(said) == 1 else "messages"
     return f"(demo summary) {len(said)} earlier user {noun}: {gist}."[:_SUMMARY_LIMIT]
