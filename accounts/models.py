@@ -58,6 +58,11 @@ class Organization(PublicIdModel):
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
+    approval_expiry_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="How long a tool call may wait for approval before it is denied; empty: for ever (as Letta).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -10,22 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 
 from agents.execute import execute_queued
-from agents.sweeper import sweep_stale_runs
 from agents.tasks import execute_run_task
 
-logger = logging.getLogger(__name__)
-
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Callable, Coroutine
 
     from agents.models import Run
 
@@ -49,30 +44,19 @@ def _dispatch(run_pk: Any) -> None:
     run_in_process(execute_queued(run_pk))
 
 
-def bind_server_loop(app: Any) -> Any:
-    """ASGI wrapper that remembers the server's event loop, where in-process runs execute.
-
-    With in-process runs there is no Celery beat: the same loop sweeps dead runs on a timer.
-    """
+def bind_server_loop(app: Any, *, on_start: Callable[[], Coroutine[Any, Any, None]] | None = None) -> Any:
+    """ASGI wrapper that remembers the server's event loop, where in-process runs execute,
+    and starts ``on_start()`` there once (the embedded server's periodic upkeep)."""
 
     async def application(scope: Any, receive: Any, send: Any) -> Any:
         global _server_loop
         if _server_loop is None:
             _server_loop = asyncio.get_running_loop()
-            if settings.RUN_EXECUTOR == "inprocess" and settings.RUN_SWEEP_INTERVAL_SECONDS > 0:
-                run_in_background(_sweep_periodically(settings.RUN_SWEEP_INTERVAL_SECONDS))
+            if on_start is not None:
+                run_in_background(on_start())
         return await app(scope, receive, send)
 
     return application
-
-
-async def _sweep_periodically(interval: float) -> None:
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await sync_to_async(sweep_stale_runs, thread_sensitive=False)()
-        except Exception:
-            logger.exception("Sweeping stale runs failed; trying again in %s s", interval)
 
 
 def run_in_process(coroutine: Coroutine[Any, Any, None]) -> None:

@@ -42,6 +42,11 @@ class Agent(PublicIdModel):
     reasoning_effort = models.CharField(max_length=20, blank=True)
     context_window = models.PositiveIntegerField(default=32_000)
     max_steps = models.PositiveIntegerField(default=50, help_text="Model calls allowed in one run.")
+    approval_expiry_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="How long a tool call may wait for approval before it is denied; empty: the organization's default.",
+    )
 
     tags = models.JSONField(default=list, blank=True)
     tool_rules = models.JSONField(

@@ -12,6 +12,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from agents.dispatch import bind_server_loop  # noqa: E402
+from agents.maintenance import in_process_upkeep, maintain_periodically  # noqa: E402
 from agents.routing import websocket_urlpatterns  # noqa: E402
 from tools.sandbox.selection import announce_sandbox  # noqa: E402
 
@@ -26,5 +27,6 @@ application = bind_server_loop(
                 AuthMiddlewareStack(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
             ),
         }
-    )
+    ),
+    on_start=maintain_periodically if in_process_upkeep() else None,
 )

@@ -10,8 +10,11 @@ app = Celery("agentserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.conf.update(
-    imports=["agents.sweeper"],
-    beat_schedule={"sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": 30.0}},
+    imports=["agents.sweeper", "agents.approval_expiry"],
+    beat_schedule={
+        "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": 30.0},
+        "expire-pending-approvals": {"task": "agents.approval_expiry.expire_pending_approvals_task", "schedule": 30.0},
+    },
 )
 
 

@@ -145,8 +145,9 @@ class TurnRequest(RequestModel):
             raise ValidationFailed(validation_errors(exc, ["body"])) from None
 
     def stored(self) -> dict[str, Any]:
-        """What a run keeps of its request: the fields the client set, nothing else."""
-        return self.model_dump(mode="json", exclude_unset=True)
+        """What a run keeps of its request, in a form ``parse`` reads back: no empty fields, but every
+        ``type`` (unions are told apart by it, even when the request was built here, not sent)."""
+        return self.model_dump(mode="json", exclude_none=True)
 
     def turn_input(self) -> TurnInput:
         messages = self.messages

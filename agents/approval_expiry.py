@@ -1,0 +1,74 @@
+"""Approvals that wait too long resolve as a denial, so a forgotten approval never blocks an agent.
+
+Off unless set: an organization's ``approval_expiry_minutes`` is the default, an agent's own
+value wins. An expired request is answered like any other, through ``run_start``: every
+gated call is denied with the reason "Approval expired after N minutes", the turn goes on
+so the model can answer, and open tabs see it live. Celery beat calls
+``expire_pending_approvals_task``; the embedded server calls ``expire_pending_approvals``
+on the sweeper's timer (``agents.dispatch``).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from celery import shared_task
+from django.db.models import Q
+from django.utils import timezone
+
+from agents.engine.inputs import ApprovalCreate, ApprovalItem, TurnRequest
+from agents.errors import ApplicationError
+from agents.models import Agent
+from agents.runs import RunMode, run_start
+from agents.selectors import pending_approval_row
+
+logger = logging.getLogger(__name__)
+
+EXPIRED_REASON = "Approval expired after {minutes} minutes"
+
+
+def expiry_minutes(agent: Agent) -> int | None:
+    """How long ``agent``'s approvals may wait (``None``: for ever)."""
+    if agent.approval_expiry_minutes is not None:
+        return agent.approval_expiry_minutes
+    return agent.organization.approval_expiry_minutes
+
+
+def expire_pending_approvals(*, now: datetime | None = None) -> int:
+    """Deny every approval request that waited past its agent's limit; returns how many were answered."""
+    now = now or timezone.now()
+    configured = Agent.objects.filter(
+        Q(approval_expiry_minutes__isnull=False) | Q(organization__approval_expiry_minutes__isnull=False)
+    ).select_related("organization")
+    answered = 0
+    for agent in configured:
+        minutes = expiry_minutes(agent)
+        waiting = pending_approval_row(agent)
+        if minutes is None or waiting is None or waiting.created_at > now - timedelta(minutes=minutes):
+            continue
+        reason = EXPIRED_REASON.format(minutes=minutes)
+        denials = [
+            ApprovalItem(approve=False, tool_call_id=call["id"], reason=reason)
+            for call in waiting.tool_calls
+            if call.get("requires_approval")
+        ]
+        try:
+            run_start(
+                agent=agent,
+                request=TurnRequest(messages=[ApprovalCreate(approvals=denials)]),
+                mode=RunMode.BACKGROUND,
+            )
+        except ApplicationError as exc:
+            # Answered meanwhile, or a run is active: the next pass looks again.
+            logger.info("Approval of agent %s not expired now: %s", agent.pk, exc)
+            continue
+        answered += 1
+        logger.info("Approval request %s of agent %s expired after %s minutes", waiting.pk, agent.pk, minutes)
+    return answered
+
+
+@shared_task(ignore_result=True)
+def expire_pending_approvals_task() -> int:
+    """Celery beat's entry point (``config.celery``)."""
+    return expire_pending_approvals()
