@@ -17,7 +17,7 @@ from celery import shared_task
 from django.db.models import Q
 from django.utils import timezone
 
-from agents.engine.inputs import ApprovalCreate, ApprovalItem, TurnRequest
+from agents.engine.inputs import ApprovalCreate, ApprovalItem, ToolReturnItem, TurnRequest
 from agents.errors import ApplicationError
 from agents.models import Agent
 from agents.runs import RunMode, run_start
@@ -48,7 +48,7 @@ def expire_pending_approvals(*, now: datetime | None = None) -> int:
         if minutes is None or waiting is None or waiting.created_at > now - timedelta(minutes=minutes):
             continue
         reason = EXPIRED_REASON.format(minutes=minutes)
-        denials = [
+        denials: list[ApprovalItem | ToolReturnItem] = [
             ApprovalItem(approve=False, tool_call_id=call["id"], reason=reason)
             for call in waiting.tool_calls
             if call.get("requires_approval")

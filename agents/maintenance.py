@@ -36,4 +36,4 @@ async def maintain_periodically() -> None:
 
 def in_process_upkeep() -> bool:
     """Whether this server must do the upkeep itself (runs in-process, so no Celery beat)."""
-    return settings.RUN_EXECUTOR == "inprocess" and settings.RUN_SWEEP_INTERVAL_SECONDS > 0
+    return bool(settings.RUN_EXECUTOR == "inprocess" and settings.RUN_SWEEP_INTERVAL_SECONDS > 0)
