@@ -116,6 +116,9 @@ class TurnRequest(RequestModel):
     messages: Annotated[list[RequestMessage], Field(max_length=MAX_MESSAGES)] | None = None
     input: MessageText | None = Field(default=None, description="A single user message (letta-client 1.x).")
     max_steps: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
+    streaming: StrictBool | None = Field(
+        default=None, description="Answer ``POST …/messages`` as an SSE stream, as ``/messages/stream`` does."
+    )
     stream_tokens: StrictBool | None = Field(default=None, description="One event per model delta (streams).")
     include_pings: StrictBool | None = Field(default=None, description="Ping events instead of keep-alive comments.")
     background: StrictBool | None = Field(default=None, description="Run in a worker; the stream follows the run.")

@@ -35,6 +35,14 @@ def send(api: APIClient, agent: Agent, text: str, **extra: Any):
     )
 
 
+def test_streaming_false_answers_the_whole_turn_as_json(alice_api, demo_agent):
+    response = send(alice_api, demo_agent, "hello", streaming=False)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
+
+
 def sse(response) -> list[Any]:
     assert response["Content-Type"] == "text/event-stream; charset=utf-8"
     body = b"".join(response).decode()
@@ -105,10 +113,17 @@ def test_a_malformed_message_body_is_a_422_naming_the_field(alice_api, demo_agen
     assert not Message.objects.filter(agent=demo_agent, role="user").exclude(seq=1).exists()
 
 
-def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api, demo_agent):
+# letta-client 1.x streams through ``POST …/messages`` with ``"streaming": true``; 0.1.324 through ``/stream``.
+STREAM_ROUTES = pytest.mark.parametrize(
+    ("route", "streaming"), [("messages/stream", {}), ("messages", {"streaming": True})], ids=["stream", "streaming"]
+)
+
+
+@STREAM_ROUTES
+def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api, demo_agent, route, streaming):
     response = alice_api.post(
-        f"/v1/agents/{demo_agent.public_id}/messages/stream",
-        {"messages": [{"role": "user", "content": "hello"}], "stream_tokens": True},
+        f"/v1/agents/{demo_agent.public_id}/{route}",
+        {"messages": [{"role": "user", "content": "hello"}], "stream_tokens": True, **streaming},
         format="json",
     )
 
@@ -123,10 +138,11 @@ def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api
     assert "".join(c["content"] for c in deltas) == stored.content[-1]["text"]
 
 
-def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent):
+@STREAM_ROUTES
+def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent, route, streaming):
     response = alice_api.post(
-        f"/v1/agents/{demo_agent.public_id}/messages/stream",
-        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}]},
+        f"/v1/agents/{demo_agent.public_id}/{route}",
+        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}], **streaming},
         format="json",
     )
 
