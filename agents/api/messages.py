@@ -177,13 +177,17 @@ class AgentMessagesCancelView(OrgScopedAPIView):
 class AgentResetMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_messages_reset",
-        parameters=[OpenApiParameter("add_default_initial_messages", bool)],
-        request=None,
+        parameters=[
+            OpenApiParameter(
+                "add_default_initial_messages", bool, description="0.1.324's form of the body field; false by default."
+            )
+        ],
+        request=s.ResetMessagesInput,
         responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 409: s.ErrorOutput},
     )
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        add_defaults = self.query_bool("add_default_initial_messages", default=True)
+        add_defaults = self.body_or_query_bool("add_default_initial_messages", default=False)
         agent = agent_reset_messages(agent=agent, add_default_initial_messages=bool(add_defaults))
         return Response(agent_state(agent))
 
