@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import letta_client
 from letta_client import ConflictError, Letta, NotFoundError
+from seed_000_1x import FLOWS
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -339,7 +340,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
         a_conflict_is_sent_once,
         steps_carry_their_run,
     )
-}
+} | FLOWS
 
 
 def main(argv: list[str]) -> int:

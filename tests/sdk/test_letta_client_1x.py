@@ -12,6 +12,7 @@ import pytest
 
 from tests.api.live_server import start_live_server
 from tests.sdk.conftest import run_driver
+from tests.sdk.seed_000_1x import FLOWS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from tests.fake_llm.server import FakeLLMServer
 
 VERSIONS = ["1.12.0", "1.12.1"]
+# Seed 000's flows use ``tools.upsert_from_function``, which 1.12.1 no longer has.
+SEED_VERSION = "1.12.0"
 SCENARIOS = [
     "create_update_retrieve_delete",
     "iterate_agents_across_pages",
@@ -46,13 +49,24 @@ def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMSer
 @pytest.fixture(scope="module")
 def reports(server: LiveServer, fake_llm_server: FakeLLMServer) -> dict[str, dict[str, Any]]:
     fake_llm_server.reset()
-    return {version: run_driver(version, server, fake_llm_server, SCENARIOS) for version in VERSIONS}
+    return {
+        version: run_driver(
+            version, server, fake_llm_server, SCENARIOS + (list(FLOWS) if version == SEED_VERSION else [])
+        )
+        for version in VERSIONS
+    }
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_scenario_passes_with_letta_client_1x(reports, version: str, scenario: str) -> None:
     outcome = reports[version][scenario]
+    assert outcome["ok"], outcome["error"]
+
+
+@pytest.mark.parametrize("flow", list(FLOWS))
+def test_seed_000s_flow_passes_in_1x_idioms(reports, flow: str) -> None:
+    outcome = reports[SEED_VERSION][flow]
     assert outcome["ok"], outcome["error"]
 
 
