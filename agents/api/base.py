@@ -163,5 +163,5 @@ class OrgScopedAPIView(APIView):
                 raise ValidationFailed(
                     [{"loc": ["body", name], "msg": "Input should be a valid boolean", "type": "bool_type"}]
                 )
-            return data[name]
+            return bool(data[name])
         return self.query_bool(name, default=default, required=required)

@@ -64,8 +64,8 @@ def _error_response(exc: Exception, context: dict[str, Any]) -> Response:
     set_rollback()
     if isinstance(exc, ApplicationError):
         # A conflict is the state of the agent, not a glitch: letta-client 1.x must not send it again.
-        headers = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
-        return Response({"detail": exc.detail}, status=exc.status_code, headers=headers)
+        no_retry = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
+        return Response({"detail": exc.detail}, status=exc.status_code, headers=no_retry)
     if isinstance(exc, Http404):
         return Response({"detail": str(exc) or "Not found"}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, PermissionDenied):
