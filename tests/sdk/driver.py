@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 import traceback
 import urllib.request
@@ -232,6 +233,46 @@ def cancel_a_background_run(ctx: Context) -> None:
     check(not any("Too late." in str(m.content) for m in said), "nothing after the cancel is kept")
 
 
+def _cancel_while_the_model_thinks(ctx: Context, send: Callable[[str], Any]) -> tuple[Any, Any]:
+    """Start a turn on a slow model in a thread, cancel it from here; what the turn answered and its run."""
+    agent = ctx.agent()
+    ctx.script_llm({"type": "reply", "text": "Too late.", "delay": 3.0})
+    outcome: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: outcome.update(answer=send(agent.id)))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not list(ctx.client.runs.list(agent_id=agent.id, active=True)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    cancelled = ctx.client.agents.messages.cancel(agent.id)
+    worker.join(timeout=30)
+    check(len(cancelled) == 1, f"one run cancelled: {cancelled}")
+    run = ctx.client.runs.retrieve(next(iter(cancelled)))
+    check((run.status, run.stop_reason) == ("cancelled", "cancelled"), f"{run.status} / {run.stop_reason}")
+    said = [m for m in ctx.client.agents.messages.list(agent.id, limit=20) if m.message_type == "assistant_message"]
+    check(not any("Too late." in str(m.content) for m in said), "nothing after the cancel is kept")
+    return outcome.get("answer"), run
+
+
+def cancel_a_streamed_turn(ctx: Context) -> None:
+    def send(agent_id: str) -> list[Any]:
+        stream = ctx.client.agents.messages.create(
+            agent_id, messages=[{"role": "user", "content": "slow"}], streaming=True, stream_tokens=True
+        )
+        return list(stream)
+
+    chunks, _ = _cancel_while_the_model_thinks(ctx, send)
+    stop = [c.stop_reason for c in chunks if c.message_type == "stop_reason"]
+    check(stop == ["cancelled"], f"the stream says cancelled: {[c.message_type for c in chunks]}")
+
+
+def cancel_a_blocking_turn(ctx: Context) -> None:
+    def send(agent_id: str) -> Any:
+        return ctx.client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "slow"}])
+
+    answer, _ = _cancel_while_the_model_thinks(ctx, send)
+    check(answer.stop_reason.stop_reason == "cancelled", f"the answer says cancelled: {answer.stop_reason}")
+
+
 def list_runs(ctx: Context) -> None:
     agent = ctx.agent()
     for text in ("one", "two"):
@@ -334,6 +375,8 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
         update_approval_in_the_body,
         reset_messages,
         cancel_a_background_run,
+        cancel_a_streamed_turn,
+        cancel_a_blocking_turn,
         list_runs,
         client_side_tool_returns,
         streaming_through_create,

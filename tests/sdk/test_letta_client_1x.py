@@ -31,6 +31,8 @@ SCENARIOS = [
     "update_approval_in_the_body",
     "reset_messages",
     "cancel_a_background_run",
+    "cancel_a_streamed_turn",
+    "cancel_a_blocking_turn",
     "list_runs",
     "client_side_tool_returns",
     "streaming_through_create",
