@@ -6,9 +6,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# bubblewrap isolates source tools in the sandboxed executor.
+# bubblewrap isolates source tools in the sandboxed executor; libseccomp2 compiles its seccomp filter.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends bubblewrap \
+    && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
@@ -23,7 +23,7 @@ COPY static ./static
 RUN pip install -e .
 
 # Static files are collected at build time and served by WhiteNoise; the key is only for this step.
-RUN SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
+RUN SECRET_KEY=collectstatic-only FIELD_ENCRYPTION_KEY=collectstatic-only python manage.py collectstatic --noinput
 
 RUN useradd --system --uid 10001 --home-dir /app app
 USER app

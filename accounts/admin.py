@@ -6,10 +6,11 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from accounts import services
-from accounts.admin_scoping import OrgScopedAdminMixin
+from accounts.admin_scoping import OrgScopedAdminMixin, acting_membership
 from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
 
 if TYPE_CHECKING:
@@ -18,11 +19,23 @@ if TYPE_CHECKING:
 
 
 class MembershipInline(OrgScopedAdminMixin, admin.TabularInline):
+    """Shown, not edited: roles change on the membership's own page, through the services' rules."""
+
     model = Membership
     extra = 0
     fields = ("user", "role", "created_at")
-    readonly_fields = ("created_at",)
+    readonly_fields = ("user", "role", "created_at")
     organization_path = "organization"
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Organization)
@@ -59,11 +72,46 @@ class MembershipAdminForm(forms.ModelForm):
 
 @admin.register(Membership)
 class MembershipAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    """Role changes and removals go through ``accounts.services``: admins cannot grant or touch the
+    owner role, and no organization loses its last owner."""
+
     form = MembershipAdminForm
     list_display = ("user", "organization", "role", "created_at")
     list_filter = ("role", ("organization", admin.RelatedOnlyFieldListFilter))
     search_fields = ("user__email", "user__name", "organization__name", "organization__slug")
     list_select_related = ("user", "organization")
+
+    def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
+        self.check_in_scope(request, obj)
+        actor = acting_membership(request, obj.organization_id)
+        if actor is None:
+            super().save_model(request, obj, form, change)
+            return
+        try:
+            if change:
+                services.membership_set_role(actor=actor, membership=obj, role=obj.role)
+            else:
+                services.require_may_grant(actor=actor, organization=obj.organization, role=obj.role)
+                super().save_model(request, obj, form, change)
+        except services.AccountsError as error:
+            raise PermissionDenied(error.message) from error
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        self._remove(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
+        for membership in queryset:
+            self._remove(request, membership)
+
+    def _remove(self, request: HttpRequest, membership: Membership) -> None:
+        actor = acting_membership(request, membership.organization_id)
+        try:
+            if actor is None:
+                services.membership_remove_as_operator(membership=membership)
+            else:
+                services.membership_remove(actor=actor, membership=membership)
+        except services.AccountsError as error:
+            raise PermissionDenied(error.message) from error
 
 
 @admin.register(Invite)
@@ -88,6 +136,13 @@ class InviteAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Invite, form: forms.ModelForm, change: bool) -> None:
         if not change:
             obj.created_by = request.user  # type: ignore[assignment]  # the admin admits only logged-in staff
+        self.check_in_scope(request, obj)
+        actor = acting_membership(request, obj.organization_id)
+        if actor is not None:
+            try:
+                services.require_may_grant(actor=actor, organization=obj.organization, role=obj.role)
+            except services.AccountsError as error:
+                raise PermissionDenied(error.message) from error
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Revoke selected pending invites")
@@ -133,7 +188,10 @@ class ProviderSettingsForm(forms.ModelForm):
         required=False,
         strip=True,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text="Stored encrypted and never shown again. Leave empty to keep the current key.",
+        help_text=(
+            "Stored encrypted and never shown again. Leave empty to keep the current key; "
+            "changing the base URL removes it unless a new key is given."
+        ),
     )
     clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
 

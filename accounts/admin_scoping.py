@@ -1,8 +1,11 @@
 """Organization scoping for the Django admin.
 
 Superusers see every row. Other staff see and edit only the rows of the
-organizations they are members of: the changelist, the change pages, foreign-key
+organizations they manage (they are an owner or admin there; a plain member's
+staff flag gives them nothing): the changelist, the change pages, foreign-key
 choices and saves are all restricted, and another organization's row is a 404.
+Nobody, superusers included, moves an existing row to another organization (or
+another organization's agent): that field is read-only once the row exists.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.admin.options import InlineModelAdmin
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db import models
 from django.http import Http404
 
-from accounts.models import Membership, Organization, User
+from accounts.models import Membership, Organization, Role, User
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin
@@ -28,7 +32,7 @@ else:
 
 
 def admin_organization_ids(request: HttpRequest) -> list[uuid.UUID] | None:
-    """The organizations a staff member may administer; ``None`` means all (superusers).
+    """The organizations a staff member may administer (as owner or admin); ``None`` means all (superusers).
 
     Computed once per request and kept on it.
     """
@@ -39,7 +43,8 @@ def admin_organization_ids(request: HttpRequest) -> list[uuid.UUID] | None:
         return []  # the admin site lets only staff in; this keeps the lookup below typed
     cached = getattr(request, "_admin_organization_ids", None)
     if cached is None:
-        cached = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
+        managed = Membership.objects.filter(user_id=user.pk, role__in=(Role.OWNER, Role.ADMIN))
+        cached = list(managed.values_list("organization_id", flat=True))
         request._admin_organization_ids = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
 
@@ -112,6 +117,14 @@ class OrgScopedAdminMixin(_AdminBase):
             kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        owner_field = self.organization_path.split("__", 1)[0]
+        inline = isinstance(self, InlineModelAdmin)  # its ``obj`` is the parent row, already in place
+        if obj is None or inline or owner_field in ("pk", "memberships") or owner_field in readonly:
+            return readonly
+        return (*readonly, owner_field)
+
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         if self.organization_path == "pk" and not request.user.is_superuser:
             return False  # a new organization would be outside the staff member's scope
@@ -132,6 +145,29 @@ class OrgScopedAdminMixin(_AdminBase):
         organization_id = getattr(organization_id, "pk", None)
         if organization_id not in ids:
             raise PermissionDenied("That organization is outside what you administer.")
+
+
+def acting_membership(request: HttpRequest, organization_id: Any) -> Membership | None:
+    """The staff member's membership in ``organization_id``: who acts, for the services' role rules.
+
+    ``None`` for a superuser who is not a member (the operator, whom no role limits).
+    """
+    user_id = request.user.pk
+    if user_id is None:
+        raise PermissionDenied("That organization is outside what you administer.")
+    if (
+        request.user.is_superuser
+        and not Membership.objects.filter(user_id=user_id, organization_id=organization_id).exists()
+    ):
+        return None
+    membership = (
+        Membership.objects.select_related("organization")
+        .filter(user_id=user_id, organization_id=organization_id)
+        .first()
+    )
+    if membership is None:
+        raise PermissionDenied("That organization is outside what you administer.")
+    return membership
 
 
 class PublicIdSearchMixin(_AdminBase):

@@ -1,17 +1,31 @@
-"""Encryption at rest for secrets stored in the database (provider API keys)."""
+"""Encryption at rest for secrets stored in the database (provider API keys).
+
+``FIELD_ENCRYPTION_KEY`` holds one key, or several separated by commas: the first
+encrypts, every one decrypts (``MultiFernet``). To rotate, put the new key first and
+keep the old ones after it, run ``manage.py reencrypt_secrets``, then drop the old ones.
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
 
-def _fernet() -> Fernet:
-    digest = hashlib.sha256(("field-encryption:" + settings.FIELD_ENCRYPTION_KEY).encode()).digest()
-    return Fernet(base64.urlsafe_b64encode(digest))
+def encryption_keys() -> list[str]:
+    configured: str | list[str] | tuple[str, ...] = settings.FIELD_ENCRYPTION_KEY
+    keys = configured if isinstance(configured, list | tuple) else configured.split(",")
+    return [key.strip() for key in keys if key.strip()]
+
+
+def _fernet() -> MultiFernet:
+    fernets = []
+    for key in encryption_keys():
+        digest = hashlib.sha256(("field-encryption:" + key).encode()).digest()
+        fernets.append(Fernet(base64.urlsafe_b64encode(digest)))
+    return MultiFernet(fernets)
 
 
 def encrypt_secret(plaintext: str) -> str:
@@ -25,3 +39,13 @@ def decrypt_secret(token: str) -> str:
         return _fernet().decrypt(token.encode()).decode()
     except InvalidToken as exc:
         raise ValueError("Stored secret cannot be decrypted: FIELD_ENCRYPTION_KEY changed?") from exc
+
+
+def reencrypt_secret(token: str) -> str:
+    """``token`` encrypted again with the first key (it may have been made with any of them)."""
+    if not token:
+        return ""
+    try:
+        return _fernet().rotate(token.encode()).decode()
+    except InvalidToken as exc:
+        raise ValueError("Stored secret cannot be decrypted with any FIELD_ENCRYPTION_KEY") from exc

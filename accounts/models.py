@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
@@ -107,9 +109,16 @@ def _invite_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+#: How long an invite link works.
+INVITE_LIFETIME = timedelta(days=7)
+
+
 class InviteQuerySet(OrgScopedQuerySet):
     def pending(self) -> InviteQuerySet:
-        return self.filter(accepted_at__isnull=True, revoked_at__isnull=True)
+        """Neither used, revoked nor older than ``INVITE_LIFETIME``."""
+        return self.filter(
+            accepted_at__isnull=True, revoked_at__isnull=True, created_at__gt=timezone.now() - INVITE_LIFETIME
+        )
 
 
 class Invite(models.Model):
@@ -130,6 +139,14 @@ class Invite(models.Model):
     def __str__(self) -> str:
         return f"Invite to {self.organization} ({self.email or 'anyone'})"
 
+    @property
+    def is_expired(self) -> bool:
+        return self.created_at <= timezone.now() - INVITE_LIFETIME
+
+    def is_for(self, user: User) -> bool:
+        """An invite naming an email works only for the account with that email."""
+        return not self.email or self.email.strip().lower() == (user.email or "").strip().lower()
+
 
 API_KEY_PREFIX = "sk-agent-"
 
@@ -142,7 +159,16 @@ def hash_api_key(raw_key: str) -> str:
 
 class ApiKeyQuerySet(OrgScopedQuerySet):
     def active(self) -> ApiKeyQuerySet:
-        return self.filter(revoked_at__isnull=True)
+        """Keys that authenticate: not revoked, not expired, and (when a person made them) their
+        creator still active and a member of the key's organization."""
+        creator_is_member = Membership.objects.filter(
+            user=models.OuterRef("created_by"), organization=models.OuterRef("organization")
+        )
+        return self.alias(creator_is_member=models.Exists(creator_is_member)).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now()),
+            models.Q(created_by__isnull=True) | models.Q(created_by__is_active=True, creator_is_member=True),
+            revoked_at__isnull=True,
+        )
 
 
 class ApiKey(models.Model):
@@ -154,6 +180,7 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the key does not expire.")
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -164,7 +191,9 @@ class ApiKey(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     @classmethod
-    def issue(cls, *, organization: Organization, created_by: User | None, name: str) -> tuple[ApiKey, str]:
+    def issue(
+        cls, *, organization: Organization, created_by: User | None, name: str, expires_at: datetime | None = None
+    ) -> tuple[ApiKey, str]:
         """Create a key; the raw key is returned once and never stored."""
         raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
         key = cls.objects.create(
@@ -173,12 +202,13 @@ class ApiKey(models.Model):
             name=name,
             prefix=raw[: len(API_KEY_PREFIX) + 6],
             key_hash=hash_api_key(raw),
+            expires_at=expires_at,
         )
         return key, raw
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())
 
     def revoke(self) -> None:
         if self.revoked_at is None:
@@ -206,6 +236,8 @@ class ProviderSettings(models.Model):
 
     objects = ProviderSettingsQuerySet.as_manager()
 
+    _key_set = False  # a new key was set since loading: a URL change then keeps it
+
     class Meta:
         verbose_name_plural = "provider settings"
         constraints: ClassVar = [
@@ -214,6 +246,35 @@ class ProviderSettings(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_provider_display()} for {self.organization}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A key stored for one base URL is never sent to another: changing the URL drops it,
+        unless a new key is set in the same change."""
+        saved_url = getattr(self, "_saved_base_url", None)
+        if self.pk and saved_url is not None and saved_url != self.base_url and not self._key_set:
+            self.api_key_encrypted = ""
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "api_key_encrypted"}
+        super().save(*args, **kwargs)
+        self._saved_base_url = self.base_url
+        self._key_set = False
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> ProviderSettings:
+        instance: ProviderSettings = super().from_db(db, field_names, values, **kwargs)
+        instance._saved_base_url = instance.__dict__.get("base_url") or ""
+        return instance
+
+    def clean(self) -> None:
+        """An organization's base URL may not point at private, loopback or link-local addresses."""
+        from agents.llm.egress import UnsafeProviderURL, check_provider_url
+
+        super().clean()
+        if self.base_url:
+            try:
+                check_provider_url(self.base_url)
+            except UnsafeProviderURL as exc:
+                raise ValidationError({"base_url": str(exc)}) from exc
 
     @property
     def api_key(self) -> str:
@@ -226,3 +287,4 @@ class ProviderSettings(models.Model):
         from accounts.crypto import encrypt_secret
 
         self.api_key_encrypted = encrypt_secret(value)
+        self._key_set = True

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
+from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
 from accounts.starter import starter_kit_create
 from agents.errors import ApplicationError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from datetime import datetime
 
 
 class AccountsError(ApplicationError):
@@ -71,6 +72,22 @@ def _require_may_touch(actor: Membership, *, current_role: str, new_role: str | 
         return
     if current_role == Role.OWNER or new_role == Role.OWNER:
         raise NotAllowed("Only an owner can grant, change or remove the owner role.")
+
+
+def require_may_grant(*, actor: Membership, organization: Organization, role: str) -> None:
+    """``actor`` may give someone ``role`` in ``organization`` (a new member or an invite); ``NotAllowed`` if not."""
+    _require_manager(actor, organization)
+    _require_may_touch(actor, current_role=Role.MEMBER, new_role=role)
+
+
+def membership_remove_as_operator(*, membership: Membership) -> None:
+    """A superuser's removal: no role limits, but the organization keeps an owner."""
+    with transaction.atomic():
+        owners = _lock_owners(membership.organization)
+        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        if current.role == Role.OWNER and _is_last_owner(current, owners):
+            raise LastOwnerError("An organization needs at least one owner; make someone else an owner first.")
+        current.delete()
 
 
 def _lock_owners(organization: Organization) -> list[Membership]:
@@ -139,6 +156,10 @@ def invite_accept(*, invite: Invite, user: User) -> Membership:
         locked = Invite.objects.select_for_update().select_related("organization").get(pk=invite.pk)
         if locked.revoked_at is not None or locked.accepted_at is not None:
             raise InviteUnavailable("This invite has already been used or was revoked.")
+        if locked.is_expired:
+            raise InviteUnavailable("This invite has expired; ask for a new one.")
+        if not locked.is_for(user):
+            raise InviteUnavailable("This invite was sent to another email address; log in with that account.")
         if Membership.objects.filter(user=user, organization=locked.organization).exists():
             raise AlreadyMember(f"You are already a member of {locked.organization}.")
         membership = Membership.objects.create(user=user, organization=locked.organization, role=locked.role)
@@ -179,18 +200,31 @@ def membership_remove(*, actor: Membership, membership: Membership) -> None:
         if current.role == Role.OWNER and _is_last_owner(current, owners):
             raise LastOwnerError("An organization needs at least one owner; make someone else an owner first.")
         current.delete()
+        # Their keys stop working with the membership (``ApiKey.objects.active``); revoked, they stay stopped.
+        ApiKey.objects.filter(
+            organization=current.organization, created_by=current.user, revoked_at__isnull=True
+        ).update(revoked_at=timezone.now())
 
 
 def _is_last_owner(membership: Membership, owners: Iterable[Membership]) -> bool:
     return all(owner.pk == membership.pk for owner in owners)
 
 
-def api_key_create(*, organization: Organization, created_by: User | None, name: str) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, organization: Organization, created_by: User | None, name: str, expires_at: datetime | None = None
+) -> tuple[ApiKey, str]:
     """Issue a key for ``organization``. The raw key is returned this once; only its hash is stored.
 
-    Callers check that the person may manage the organization's keys.
+    Callers check that the person may manage the organization's keys. A key made by a
+    person stops working when they leave the organization or are deactivated; one with
+    ``expires_at`` stops then.
     """
-    return ApiKey.issue(organization=organization, created_by=created_by, name=name)
+    return ApiKey.issue(organization=organization, created_by=created_by, name=name, expires_at=expires_at)
+
+
+def api_keys_revoke_of_user(user: User) -> int:
+    """Revoke every key ``user`` made (their account is being deleted); the number revoked."""
+    return ApiKey.objects.filter(created_by=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
@@ -229,3 +263,25 @@ def api_key_provision(*, organization_slug: str, email: str, name: str) -> Provi
         )
         api_key, raw_key = api_key_create(organization=organization, created_by=user, name=name)
     return ProvisionedKey(api_key, raw_key, organization_created, user_created, membership_created)
+
+
+def secrets_reencrypt() -> int:
+    """Encrypt every stored secret (provider keys, agents' tool variables) again with the first
+    ``FIELD_ENCRYPTION_KEY``; how many.
+
+    All in one transaction: a row no key can decrypt (``ValueError``) changes nothing.
+    """
+    from accounts.crypto import reencrypt_secret
+    from agents.models import Agent
+
+    count = 0
+    with transaction.atomic():
+        for row in ProviderSettings.objects.select_for_update().exclude(api_key_encrypted=""):
+            row.api_key_encrypted = reencrypt_secret(row.api_key_encrypted)
+            ProviderSettings.objects.filter(pk=row.pk).update(api_key_encrypted=row.api_key_encrypted)
+            count += 1
+        for agent in Agent.objects.select_for_update().only("pk", "tool_env_vars"):
+            # Read with any key, written with the first (``EncryptedJSONField``).
+            Agent.objects.filter(pk=agent.pk).update(tool_env_vars=agent.tool_env_vars)
+            count += 1
+    return count

@@ -193,7 +193,7 @@ def invite_revoke(request: OrganizationHttpRequest, pk: int) -> HttpResponse:
 def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
     """Anyone with the link sees who invites them; a logged-in person confirms to join."""
     invite = get_object_or_404(Invite.objects.select_related("organization"), token=token)
-    if invite.accepted_at is not None or invite.revoked_at is not None:
+    if invite.accepted_at is not None or invite.revoked_at is not None or invite.is_expired:
         return render(request, "accounts/invite_unavailable.html", status=410)
     if not request.user.is_authenticated:
         if request.method == "POST":

@@ -45,7 +45,15 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
     )
     search_fields = ("name", "description", "model")
     list_select_related = ("organization",)
-    readonly_fields = ("public_id", "messages_link", "created_by", "created_at", "updated_at", "context_start_seq")
+    readonly_fields = (
+        "public_id",
+        "messages_link",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "context_start_seq",
+        "tool_env_vars_masked",
+    )
     inlines = (AgentToolInline,)
     date_hierarchy = "created_at"
     fieldsets = (
@@ -61,7 +69,7 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
                     "max_reasoning_tokens",
                     "reasoning_effort",
                     "tool_rules",
-                    "tool_env_vars",
+                    "tool_env_vars_masked",
                 )
             },
         ),
@@ -75,9 +83,15 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
     def tool_count(self, obj: Agent) -> int:
         return getattr(obj, "tool_total", 0)
 
+    @admin.display(description="tool variables")
+    def tool_env_vars_masked(self, obj: Agent) -> str:
+        """Names only: the values are secrets (set through the API's ``tool_exec_environment_variables``)."""
+        names = sorted(obj.tool_env_vars or {})
+        return ", ".join(f"{name}=••••" for name in names) or "—"
+
     @admin.display(description="messages")
     def messages_link(self, obj: Agent) -> str:
-        if obj.pk is None:
+        if obj._state.adding:
             return "—"
         url = reverse("admin:agents_message_changelist") + f"?agent__id__exact={obj.pk}"
         return format_html('<a href="{}">Messages</a>', url)

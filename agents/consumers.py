@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -33,6 +33,8 @@ from agents.engine.inputs import MAX_APPROVALS, MAX_MESSAGE_CHARS, MAX_OTID_CHAR
 from agents.errors import ApplicationError
 
 if TYPE_CHECKING:
+    from django.contrib.sessions.backends.base import SessionBase
+
     from accounts.models import User
     from agents.models import Agent, Run
 
@@ -114,11 +116,12 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
     group: str
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        scope_user = self.scope.get("user")
+        if scope_user is None or not scope_user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        session = self.scope.get("session") or {}
+        user = cast("User", scope_user)  # AuthMiddlewareStack's lazy proxy of the logged-in User
+        session: SessionBase | dict[str, Any] = self.scope.get("session") or {}
         agent = await database_sync_to_async(chat.chat_agent)(
             user=user,
             organization_id=session.get(SESSION_ORGANIZATION_KEY),

@@ -9,9 +9,11 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.engine.context import build_request, estimate_tokens, tool_schemas
+from agents.engine.compaction import conservative_tokens, is_summary, summary_of
+from agents.engine.context import build_request, tool_schemas
 from agents.errors import AgentBusy
-from agents.models import Agent, Message, MessageRole
+from agents.memory.prompt import memory_for_agent
+from agents.models import Agent, Message, MessageRole, Passage
 from agents.services import login_message_text
 from agents.turns import model_settings, tool_specs
 from agents.wire import letta_timestamp
@@ -25,32 +27,39 @@ def _turn_text(turn: Turn) -> str:
 
 
 def context_overview(*, agent: Agent) -> dict[str, Any]:
-    """Letta's ``ContextWindowOverview``. Token counts are estimates (about 4 characters a token)."""
+    """Letta's ``ContextWindowOverview`` of what the next model call would carry, section by section.
+
+    Token counts are the same pessimistic estimates the compaction rule uses (about three
+    characters a token), so ``context_window_size_current`` errs high; they are marked estimated.
+    """
     rows = list(Message.objects.in_context(agent))
+    snapshots = [m.snapshot() for m in rows]
     specs = tool_specs(agent)
-    request = build_request([m.snapshot() for m in rows], specs, model_settings(agent))
+    memory = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.pk)
+    request = build_request(snapshots, specs, model_settings(agent), memory=memory)
     functions = [
         {"function": {"name": t.name, "description": t.description, "parameters": t.parameters}, "type": "function"}
         for t in tool_schemas(specs)
     ]
-    num_tokens_system = estimate_tokens(request.system)
-    num_tokens_functions = estimate_tokens(json.dumps(functions))
-    num_tokens_messages = sum(estimate_tokens(_turn_text(t)) for t in request.turns)
-    history = Message.objects.filter(agent=agent, seq__lt=agent.context_start_seq).count()
+    summary_row = next((row for row in snapshots if is_summary(row)), None)
+    summary = summary_of(summary_row) if summary_row else None
+    num_tokens_system = conservative_tokens(request.system)
+    num_tokens_functions = conservative_tokens(json.dumps(functions))
+    num_tokens_messages = sum(conservative_tokens(_turn_text(t)) for t in request.turns)
     return {
         "context_window_size_max": agent.context_window,
         "context_window_size_current": num_tokens_system + num_tokens_functions + num_tokens_messages,
         "num_messages": len(rows),
-        "num_archival_memory": 0,
-        "num_recall_memory": history + len(rows),
+        "num_archival_memory": Passage.objects.filter(agent=agent).count(),
+        "num_recall_memory": Message.objects.filter(agent=agent).exclude(role=MessageRole.SYSTEM).count(),
         "num_tokens_external_memory_summary": 0,
         "external_memory_summary": "",
         "num_tokens_system": num_tokens_system,
         "system_prompt": request.system,
-        "num_tokens_core_memory": 0,
-        "core_memory": "",
-        "num_tokens_summary_memory": 0,
-        "summary_memory": None,
+        "num_tokens_core_memory": conservative_tokens(memory),
+        "core_memory": memory,
+        "num_tokens_summary_memory": conservative_tokens(summary) if summary else 0,
+        "summary_memory": summary,
         "num_tokens_functions_definitions": num_tokens_functions,
         "functions_definitions": functions,
         "num_tokens_messages": num_tokens_messages,
@@ -105,6 +114,8 @@ def agent_reset_messages(*, agent: Agent, add_default_initial_messages: bool = T
             )
         )
     Message.objects.bulk_create(rows)
-    Agent.objects.filter(pk=agent.pk).update(context_start_seq=start, updated_at=timezone.now())
+    Agent.objects.filter(pk=agent.pk).update(
+        context_start_seq=start, context_summary_seq=None, context_keep_seq=None, updated_at=timezone.now()
+    )
     agent.refresh_from_db()
     return agent

@@ -14,12 +14,14 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from agents import run_state
+from agents.compaction import store_compaction
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.models import Agent, Message, Run, Step, StepStatus
 
 if TYPE_CHECKING:
     from agents.broadcast import EventPublisher
     from agents.engine.events import RunFinishedEvent
+    from agents.engine.types import StoredToolReturn
     from agents.llm.base import Usage
 
 
@@ -118,9 +120,29 @@ class DjangoConversationStore:
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
-        start = Agent.objects.filter(pk=self.agent_id).values_list("context_start_seq", flat=True).get()
-        rows = Message.objects.filter(agent_id=self.agent_id, seq__gte=start).order_by("seq").values(*SNAPSHOT_FIELDS)
-        return [MessageSnapshot(**row) for row in rows]
+        start, summary, keep = (
+            Agent.objects.filter(pk=self.agent_id)
+            .values_list("context_start_seq", "context_summary_seq", "context_keep_seq")
+            .get()
+        )
+        rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
+        return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
+
+    def _compact(self, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+        with transaction.atomic():
+            store_compaction(
+                agent_id=self.agent_id,
+                organization_id=self.organization_id,
+                run_id=self.run_id,
+                seq=self._take_seqs(1),
+                summary=summary,
+                keep_from_seq=keep_from_seq,
+                evicted=evicted,
+            )
+        return self._context()
+
+    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+        return await sync_to_async(self._compact)(summary, keep_from_seq, evicted)
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
         message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()
@@ -137,19 +159,26 @@ class DjangoConversationStore:
     async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]:
         return await sync_to_async(self._rows_after)(seq, limit)
 
+    def _take_seqs(self, count: int) -> int:
+        """The first of ``count`` new consecutive ``seq`` values of this agent's rows."""
+        if self._next_seq is None:
+            last = Message.objects.filter(agent_id=self.agent_id).aggregate(m=Max("seq"))["m"]
+            self._next_seq = (last if last is not None else -1) + 1
+        first = self._next_seq
+        self._next_seq += count
+        return first
+
     def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
         with transaction.atomic():
-            if self._next_seq is None:
-                last = Message.objects.filter(agent_id=self.agent_id).aggregate(m=Max("seq"))["m"]
-                self._next_seq = (last if last is not None else -1) + 1
+            first = self._take_seqs(len(drafts))
             messages = []
-            for draft in drafts:
+            for offset, draft in enumerate(drafts):
                 messages.append(
                     Message(
                         id=draft.id or uuid.uuid4(),
                         organization_id=self.organization_id,
                         agent_id=self.agent_id,
-                        seq=self._next_seq,
+                        seq=first + offset,
                         role=draft.role,
                         content=draft.content,
                         tool_calls=draft.tool_calls,
@@ -165,18 +194,17 @@ class DjangoConversationStore:
                         sender_api_key_id=self.sender_api_key_id if draft.role in ("user", "approval") else None,
                     )
                 )
-                self._next_seq += 1
             Message.objects.bulk_create(messages)
         return [m.snapshot() for m in messages]
 
     async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
         return await sync_to_async(self._append)(drafts)
 
-    def _set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
+    def _set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
         Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
         return Message.objects.get(pk=message_id).snapshot()
 
-    async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot:
+    async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
         return await sync_to_async(self._set_tool_returns)(message_id, tool_returns)
 
     # --- run and steps ----------------------------------------------------------------

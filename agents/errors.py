@@ -14,7 +14,7 @@ class ApplicationError(Exception):
     default_detail: str = "Bad request"
 
     def __init__(self, detail: Any = None) -> None:
-        self.detail = detail if detail is not None else self.default_detail
+        self.detail: Any = detail if detail is not None else self.default_detail
         super().__init__(detail if isinstance(detail, str) else str(self.detail))
 
 

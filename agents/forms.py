@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 
@@ -13,6 +13,7 @@ from tools.models import AgentTool, Tool
 
 if TYPE_CHECKING:
     from django.forms import BoundField
+    from django.forms.boundfield import BoundWidget
 
     from accounts.models import Organization
     from agents.models import Agent
@@ -41,7 +42,7 @@ class ToolRow:
     """One line of the tools fieldset: attach the tool, and how its calls are approved."""
 
     tool: Tool
-    attach: BoundField
+    attach: BoundWidget
     approval: BoundField
 
 
@@ -79,8 +80,10 @@ class AgentForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.agent = agent
         self.org_tools = list(Tool.objects.for_org(organization).order_by("name"))
-        self.fields["model"].choices = model_choices(organization, agent.model if agent else None)
-        self.fields["tools"].queryset = Tool.objects.for_org(organization).order_by("name")
+        model_field = cast("forms.ChoiceField", self.fields["model"])
+        model_field.choices = model_choices(organization, agent.model if agent else None)
+        tools_field = cast("forms.ModelMultipleChoiceField[Tool]", self.fields["tools"])
+        tools_field.queryset = Tool.objects.for_org(organization).order_by("name")
         attached: dict[Any, AgentTool] = {}
         if agent is not None:
             attached = {at.tool_id: at for at in AgentTool.objects.filter(agent=agent)}

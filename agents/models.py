@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Case, F, Q, Value, When
 
+from accounts.fields import EncryptedJSONField
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
@@ -45,12 +47,15 @@ class Agent(PublicIdModel):
     tool_rules = models.JSONField(
         default=list, blank=True, help_text="Letta tool rules (terminal, continue, child, required-before-exit)."
     )
-    tool_env_vars = models.JSONField(
-        default=dict, blank=True, help_text="The only environment variables its source tools see."
+    tool_env_vars = EncryptedJSONField(
+        default=dict, blank=True, help_text="The only environment variables its source tools see (encrypted at rest)."
     )
     metadata = models.JSONField(default=dict, blank=True)
-    # Rows with seq >= context_start_seq are in the model's context window.
+    # The model's context window: the system row at context_start_seq, then every later row;
+    # after a compaction, the summary row (context_summary_seq) and the rows from context_keep_seq.
     context_start_seq = models.BigIntegerField(default=0)
+    context_summary_seq = models.BigIntegerField(null=True, blank=True, editable=False)
+    context_keep_seq = models.BigIntegerField(null=True, blank=True, editable=False)
     # One turn at a time: a lease taken with a conditional UPDATE, so it holds
     # across processes and machines and expires if its holder crashes.
     turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
@@ -83,7 +88,25 @@ class MessageRole(models.TextChoices):
 
 class MessageQuerySet(OrgScopedQuerySet):
     def in_context(self, agent: Agent) -> MessageQuerySet:
-        return self.filter(agent=agent, seq__gte=agent.context_start_seq).order_by("seq")
+        """The rows the model sees, in the order it sees them (the summary right after the system row)."""
+        return self.in_window(
+            agent.pk,
+            start=agent.context_start_seq,
+            summary=agent.context_summary_seq,
+            keep=agent.context_keep_seq,
+        )
+
+    def in_window(self, agent_id: Any, *, start: int, summary: int | None, keep: int | None) -> MessageQuerySet:
+        rows = self.filter(agent_id=agent_id, seq__gte=start)
+        if summary is None or keep is None:
+            return rows.order_by("seq")
+        # An older summary is history, not context: only the latest one heads the window.
+        older_summaries = self.filter(agent_id=agent_id, seq__gte=keep, metadata__kind="summary").exclude(seq=summary)
+        rows = rows.filter(Q(seq=start) | Q(seq=summary) | Q(seq__gte=keep)).exclude(
+            seq__in=older_summaries.values("seq")
+        )
+        position = Case(When(seq=summary, then=Value(2 * start + 1)), default=F("seq") * 2)
+        return rows.annotate(context_position=position).order_by("context_position")
 
 
 class Message(PublicIdModel):
@@ -166,7 +189,8 @@ class RunStatus(models.TextChoices):
 
 
 # The engine's closed enum as model choices (same names, values and labels as before).
-StopReason = models.TextChoices("StopReason", [(reason.name, reason.value) for reason in EngineStopReason])
+# django-stubs types only the functional API's one-string form (``TextChoices("Name", "A B")``).
+StopReason = models.TextChoices("StopReason", [(reason.name, reason.value) for reason in EngineStopReason])  # type: ignore[call-overload]
 
 
 class RunQuerySet(OrgScopedQuerySet):

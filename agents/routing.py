@@ -5,5 +5,6 @@ from django.urls import path
 from agents.consumers import AgentChatConsumer
 
 websocket_urlpatterns = [
-    path("ws/agents/<str:agent_id>/", AgentChatConsumer.as_asgi()),
+    # Channels' URLRouter takes ASGI apps in ``path``; django-stubs allows only views.
+    path("ws/agents/<str:agent_id>/", AgentChatConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

@@ -86,9 +86,14 @@ def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid
         return result
     window = Q()
     for agent in agents:
-        window |= Q(agent=agent, seq__gte=agent.context_start_seq)
-    for agent_id, message_id in Message.objects.filter(window).order_by("agent", "seq").values_list("agent", "id"):
-        result[agent_id].append(message_id)
+        if agent.context_summary_seq is None:
+            window |= Q(agent=agent, seq__gte=agent.context_start_seq)
+        else:  # compacted: the window is not a plain suffix
+            result[agent.pk] = list(Message.objects.in_context(agent).values_list("id", flat=True))
+    if window:
+        rows = Message.objects.filter(window).order_by("agent", "seq").values_list("agent", "id")
+        for agent_id, message_id in rows:
+            result[agent_id].append(message_id)
     return result
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from agents.conversation import DjangoConversationStore
 from agents.engine.context import ModelSettings
@@ -45,6 +46,8 @@ def model_settings(agent: Agent) -> ModelSettings:
         context_window=agent.context_window,
         max_steps=agent.max_steps,
         memory=memory_source(agent),
+        compaction_threshold=settings.CONTEXT_COMPACTION_THRESHOLD,
+        compaction_evict_share=settings.CONTEXT_COMPACTION_EVICT_SHARE,
     )
 
 

@@ -40,7 +40,7 @@ _DEFAULT_ENDPOINTS = {
 }
 
 # Letta's statuses: a run that has not started yet is "created".
-_RUN_STATUS = {
+_RUN_STATUS: dict[str, str] = {
     RunStatus.QUEUED: "created",
     RunStatus.RUNNING: "running",
     RunStatus.COMPLETED: "completed",
@@ -230,7 +230,9 @@ def letta_messages(rows: Iterable[Any]) -> list[dict[str, Any]]:
 
 def row_kind(row: Any) -> str:
     """``login_notice`` for the login message that opens a conversation (Letta's ``{"type": "login"}``
-    user row), ``message`` for every other row."""
+    user row), ``summary`` for a compaction's summary, ``message`` for every other row."""
+    if (row.metadata or {}).get("kind") == "summary":
+        return "summary"
     if row.role != MessageRole.USER or len(row.content or []) != 1:
         return "message"
     text = _text_of(row.content)
@@ -339,6 +341,7 @@ def model_settings(agent: Agent) -> dict[str, Any]:
 def embedding_config(handle: str) -> dict[str, Any]:
     """Letta's ``EmbeddingConfig`` for an embedding handle (validated by ``agents.services``)."""
     provider, model = split_handle(handle or DEFAULT_EMBEDDING_HANDLE)
+    endpoint: str | None
     if provider == "letta":
         endpoint_type, endpoint, dim = "hugging-face", "https://embeddings.letta.com/", 1024
     else:

@@ -62,9 +62,8 @@ async def _run(calls: int, which: str) -> None:
         if bwrap is None:
             sys.exit("bwrap is not installed: apt-get install bubblewrap")
         backends.append(BubblewrapBackend(bwrap=bwrap, python=python, uid_pool=pool_or_none))
-    if which in {"process", "all"}:
-        usable = python if pool_or_none is None else "/usr/bin/python3"
-        backends.append(ProcessBackend(python=usable, uid_pool=pool_or_none))
+    if which in {"process", "all"} and pool_or_none is not None:
+        backends.append(ProcessBackend(python="/usr/bin/python3", uid_pool=pool_or_none))
 
     limits = SandboxLimits()
     schema = derive_tool_schema(SOURCE)

@@ -13,6 +13,9 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from agents.dispatch import bind_server_loop  # noqa: E402
 from agents.routing import websocket_urlpatterns  # noqa: E402
+from tools.sandbox.selection import announce_sandbox  # noqa: E402
+
+announce_sandbox()
 
 application = bind_server_loop(
     ProtocolTypeRouter(

@@ -1,6 +1,8 @@
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -11,3 +13,11 @@ app.conf.update(
     imports=["agents.sweeper"],
     beat_schedule={"sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": 30.0}},
 )
+
+
+@worker_init.connect
+def _announce_sandbox(**kwargs: Any) -> None:
+    """Log at start-up when source tools have no sandbox."""
+    from tools.sandbox.selection import announce_sandbox
+
+    announce_sandbox()

@@ -8,6 +8,7 @@ Celery broker. Every variable is listed in the README.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "csp",
+    "axes",
     "accounts",
     "tools",
     "agents",
@@ -69,6 +71,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.csp.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes asks: answers a locked-out login with 429 (see "Security" below).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -148,7 +152,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+            # redis-py 8 reads with a 5 s socket timeout by default, shorter than channels_redis's
+            # blocking wait for a consumer's next message: a quiet tab would be dropped with 1011.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 1500, "expiry": 30},
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -175,6 +181,10 @@ AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
 RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
 # How often the embedded server (in-process runs, no Celery beat) sweeps runs whose executor died (0: never).
 RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
+# An agent's context is compacted before a request would pass this share of its window (as Letta);
+# the compaction summarizes about this share of the conversation (the oldest part).
+CONTEXT_COMPACTION_THRESHOLD = env.float("CONTEXT_COMPACTION_THRESHOLD", default=0.9)
+CONTEXT_COMPACTION_EVICT_SHARE = env.float("CONTEXT_COMPACTION_EVICT_SHARE", default=0.3)
 # A run still going after this long is ended as failed ("exceeded its time limit") and frees its agent.
 RUN_TIME_LIMIT_SECONDS = env.int("RUN_TIME_LIMIT_SECONDS", default=900)
 
@@ -187,13 +197,21 @@ TOOL_SANDBOX_MAX_PROCESSES = env.int("TOOL_SANDBOX_MAX_PROCESSES", default=32)
 TOOL_SANDBOX_MAX_OUTPUT_BYTES = env.int("TOOL_SANDBOX_MAX_OUTPUT_BYTES", default=64 * 1024)
 TOOL_SANDBOX_NETWORK = env.bool("TOOL_SANDBOX_NETWORK", default=False)
 
-# Secrets stored in the database (provider keys) are encrypted with this key.
-FIELD_ENCRYPTION_KEY = env_secret("FIELD_ENCRYPTION_KEY", default="") or SECRET_KEY
+# Secrets stored in the database (provider keys) are encrypted with this key, apart from
+# SECRET_KEY. Several, comma-separated: the first encrypts, all decrypt (rotation, see accounts/crypto.py).
+FIELD_ENCRYPTION_KEY = env_secret("FIELD_ENCRYPTION_KEY", default="")
+if not FIELD_ENCRYPTION_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("Set FIELD_ENCRYPTION_KEY (or FIELD_ENCRYPTION_KEY_FILE); DEBUG is off.")
+    FIELD_ENCRYPTION_KEY = SECRET_KEY
 
 ANTHROPIC_API_KEY = env_secret("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 OPENAI_API_KEY = env_secret("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
+# Hosts, addresses or networks (CIDR) an organization's own provider base URL may reach although
+# they are private, loopback or link-local (agents/llm/egress.py). The two URLs above are trusted.
+PROVIDER_ALLOWED_PRIVATE_HOSTS = env.list("PROVIDER_ALLOWED_PRIVATE_HOSTS", default=[])
 DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 # Seconds between the demo model's streamed tokens (0 in tests).
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)
@@ -230,6 +248,19 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# Security limits (README, "Security"). A larger request body answers 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
+# Logins (site and admin): after LOGIN_FAILURE_LIMIT failures for one account, or from one
+# address, further attempts answer 429 for LOGIN_LOCKOUT_MINUTES (django-axes).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env.bool("LOGIN_LOCKOUT_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_USERNAME_FORM_FIELD = "username"  # the login forms' field (our users log in by email)
+AXES_RESET_ON_SUCCESS = True
+AXES_COOLOFF_MESSAGE = "Too many failed logins: this account or address is locked for a while. Try again later."
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)

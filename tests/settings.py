@@ -3,6 +3,7 @@
 import os
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production-" + "x" * 32)
+os.environ.setdefault("FIELD_ENCRYPTION_KEY", "test-field-encryption-key-" + "f" * 32)
 
 from config.settings import *  # noqa: F403
 

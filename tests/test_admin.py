@@ -211,18 +211,18 @@ def test_it_stores_a_provider_key_encrypted_and_never_shows_it(client, staff, ca
 
 
 def test_it_keeps_the_provider_key_when_the_field_is_left_empty(client, staff, cast):
-    settings = ProviderSettings(organization=cast.org_a, provider="anthropic")
+    settings = ProviderSettings(organization=cast.org_a, provider="anthropic", base_url="https://93.184.215.14/v1")
     settings.api_key = "sk-ant-secret"
     settings.save()
     client.force_login(staff)
 
     client.post(
         change("accounts.providersettings", settings.pk),
-        {"organization": cast.org_a.pk, "provider": "anthropic", "api_key": "", "base_url": "https://example.com"},
+        {"organization": cast.org_a.pk, "provider": "anthropic", "api_key": "", "base_url": settings.base_url},
     )
 
     settings.refresh_from_db()
-    assert (settings.api_key, settings.base_url) == ("sk-ant-secret", "https://example.com")
+    assert (settings.api_key, settings.base_url) == ("sk-ant-secret", "https://93.184.215.14/v1")
 
 
 def test_it_refuses_to_demote_the_last_owner_in_the_admin(admin_client, cast):

@@ -4,7 +4,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client, override_settings
+from django.test import Client, RequestFactory, override_settings
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIRequestFactory
 
@@ -101,7 +101,8 @@ def test_seed_demo_lets_the_demo_user_into_the_admin_in_the_embedded_run():
     run("seed_demo")
     client = Client()
 
-    assert client.login(username=DEMO_EMAIL, password=DEMO_PASSWORD)
+    # The login lockout (django-axes) needs the request a real login has.
+    assert client.login(request=RequestFactory().post("/accounts/login/"), username=DEMO_EMAIL, password=DEMO_PASSWORD)
     assert client.get("/admin/agents/agent/").status_code == 200
 
 

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Seconds the argument check may take (it runs on a worker thread, never on the event loop).
+VALIDATION_DEADLINE_SECONDS = 5.0
 
 
 class DefaultToolRunner:
@@ -64,14 +66,21 @@ class DefaultToolRunner:
                 "result through an approval response (a 'tool' return).",
             )
         try:
-            parsed = validate_arguments(spec.name, spec.parameters, arguments)
+            parsed = await asyncio.wait_for(
+                asyncio.to_thread(validate_arguments, spec.name, spec.parameters, arguments),
+                timeout=VALIDATION_DEADLINE_SECONDS,
+            )
         except ArgumentError as exc:
             return _failed(spec, started, str(exc))
+        except TimeoutError:
+            logger.warning("Checking the arguments of %s took longer than %s s", spec.name, VALIDATION_DEADLINE_SECONDS)
+            return _failed(spec, started, f"Checking the arguments of {spec.name} took too long.")
         if spec.kind == "builtin":
             return await self._run_builtin(spec, parsed, context, started)
         if spec.kind == "source":
             return await self._run_source(spec, parsed, context, started)
-        return _failed(spec, started, f"{spec.name} has an unknown tool kind {spec.kind!r}.")
+        # ``kind`` comes from a row (``tool_spec_for``); one written by another version may hold any value.
+        return _failed(spec, started, f"{spec.name} has an unknown tool kind {spec.kind!r}.")  # type: ignore[unreachable]
 
     async def _run_builtin(
         self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext, started: float
@@ -88,7 +97,12 @@ class DefaultToolRunner:
             return _failed(spec, started, f"{spec.name} did not finish within {limits.wall_seconds:g} s.")
         except Exception as exc:
             logger.exception("Built-in tool %s failed", spec.name)
-            return _failed(spec, started, f"Error executing function {spec.name}: {type(exc).__name__}: {exc}")
+            return _failed(
+                spec,
+                started,
+                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
+                "the details are in the server log.",
+            )
         return _succeeded(spec, started, value)
 
     async def _run_source(

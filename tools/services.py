@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from tools.builtins import BuiltinRegistry, BuiltinTool, default_registry
 from tools.models import Tool, ToolKind
 from tools.schema import TOOL_NAME, derive_tool_schema
+from tools.validation import UnsupportedPattern, check_parameter_schema
 
 if TYPE_CHECKING:
     from accounts.models import Organization, User
@@ -326,9 +326,11 @@ def _checked_parameters(parameters: Any) -> dict[str, Any]:
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         raise InvalidToolSchema('The parameters must be a JSON schema of "type": "object".')
     try:
-        Draft202012Validator.check_schema(parameters)
+        check_parameter_schema(parameters)
     except SchemaError as exc:
         raise InvalidToolSchema(f"The parameters are not a valid JSON schema: {exc.message}") from exc
+    except UnsupportedPattern as exc:
+        raise InvalidToolSchema(f"The parameters cannot be checked in linear time: {exc}") from exc
     return parameters
 
 

@@ -5,6 +5,7 @@
   any 5xx answered to a ``POST`` or ``PATCH`` (letta-client 1.x would send it twice more);
 - malformed input (serializer or query validation, bad JSON) → 422 with FastAPI's
   ``{"detail": [{"loc": [...], "msg", "type"}]}``, which the SDK raises as ``UnprocessableEntityError``;
+- a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` → 413 ``{"detail": "..."}``;
 - ``Http404`` / other DRF errors → their status with ``{"detail": "..."}`` (401 keeps ``WWW-Authenticate``,
   429 keeps ``Retry-After``);
 - anything else → logged, 500 ``{"detail": "An internal server error occurred"}``.
@@ -15,7 +16,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -51,6 +53,11 @@ def validation_detail(errors: Any, location: str = "body") -> list[dict[str, Any
 NON_IDEMPOTENT = frozenset({"POST", "PATCH"})
 
 
+def body_too_large_detail() -> str:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return f"Request body too large: the limit is {limit} bytes" if limit else "Request body too large"
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     response = _error_response(exc, context)
     request = context.get("request")
@@ -64,8 +71,10 @@ def _error_response(exc: Exception, context: dict[str, Any]) -> Response:
     set_rollback()
     if isinstance(exc, ApplicationError):
         # A conflict is the state of the agent, not a glitch: letta-client 1.x must not send it again.
-        no_retry = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
-        return Response({"detail": exc.detail}, status=exc.status_code, headers=no_retry)
+        retry = {"x-should-retry": "false"} if exc.status_code == status.HTTP_409_CONFLICT else None
+        return Response({"detail": exc.detail}, status=exc.status_code, headers=retry)
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": body_too_large_detail()}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, Http404):
         return Response({"detail": str(exc) or "Not found"}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, PermissionDenied):

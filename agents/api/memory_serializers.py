@@ -16,7 +16,7 @@ def _optional(field_class: type[Any], *args: Any, **kwargs: Any) -> Any:
 class BlockCreateInput(serializers.Serializer):
     """Letta's ``CreateBlock``: a label and a value, the rest optional; template fields are ignored."""
 
-    label = serializers.CharField(max_length=200)
+    label = serializers.CharField(max_length=200)  # type: ignore[assignment]  # a declared field, not Field's attribute (the metaclass collects it)
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
     limit = _optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     description = _optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
@@ -45,11 +45,11 @@ class BlockUpdateInput(serializers.Serializer):
 
 class BlockOutput(serializers.Serializer):
     id = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a declared field, not Field's attribute (the metaclass collects it)
     value = serializers.CharField(allow_blank=True)
     limit = serializers.IntegerField()
     description = serializers.CharField(allow_null=True)
-    read_only = serializers.BooleanField()
+    read_only = serializers.BooleanField()  # type: ignore[assignment]  # a declared field, not Field's attribute (the metaclass collects it)
     metadata = serializers.DictField()
     tags = serializers.ListField(child=serializers.CharField())
     is_template = serializers.BooleanField()

@@ -80,7 +80,7 @@ def _oas30(schema: Any) -> Any:
     return schema
 
 
-class RequestModelSchema(OpenApiSerializerExtension):
+class RequestModelSchema(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]  # drf-spectacular is untyped
     """The turn request family (``agents.engine.inputs``) as components, the way clients send it."""
 
     target_class = RequestModel
@@ -94,7 +94,7 @@ class RequestModelSchema(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema: AutoSchema, direction: str) -> Any:
         schema = model_json_schema(self.target, ref_template="#/components/schemas/{model}", mode="validation")
         for name, definition in schema.pop("$defs", {}).items():
-            component = ResolvedComponent(
+            component = ResolvedComponent(  # type: ignore[no-untyped-call]  # drf-spectacular is untyped
                 name=name, type=ResolvedComponent.SCHEMA, object=name, schema=_oas30(definition)
             )
             auto_schema.registry.register_on_missing(component)

@@ -150,8 +150,9 @@ async def run_stream(run: Run, *, starting_after: int, include_pings: bool) -> A
     state = RunStreamState(starting_after=starting_after)
     layer = get_channel_layer()
     group = agent_group(run.agent_id)
-    channel = await layer.new_channel() if layer is not None else None
+    channel: str | None = None
     if layer is not None:
+        channel = await layer.new_channel()
         await layer.group_add(group, channel)
     run_id, last_seq, started = run.public_id, 0, timezone.now()
     try:
@@ -181,11 +182,11 @@ async def run_stream(run: Run, *, starting_after: int, include_pings: bool) -> A
                         for chunk in state.rows_committed([(payload["row"]["id"], payload["messages"])]):
                             yield sse_frame(chunk)
                 elif payload["type"] in ("reasoning_delta", "text_delta"):
-                    chunk = state.delta(payload, started)
-                    if chunk is not None:
-                        yield sse_frame(chunk)
+                    delta = state.delta(payload, started)
+                    if delta is not None:
+                        yield sse_frame(delta)
     finally:
-        if layer is not None:
+        if layer is not None and channel is not None:
             await layer.group_discard(group, channel)
 
 

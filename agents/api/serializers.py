@@ -282,7 +282,7 @@ class LettaMessageOutput(serializers.Serializer):
     content = serializers.JSONField(required=False)
     reasoning = serializers.CharField(required=False)
     signature = serializers.CharField(required=False, allow_null=True)
-    source = serializers.CharField(required=False)
+    source = serializers.CharField(required=False)  # type: ignore[assignment]  # a declared field, not Field's attribute (the metaclass collects it)
     state = serializers.CharField(required=False)
     hidden_reasoning = serializers.CharField(required=False, allow_null=True)
     tool_call = ToolCallOutput(required=False)
@@ -335,7 +335,7 @@ class LettaStreamEventOutput(serializers.Serializer):
     """One server-sent event: ``data:`` is a JSON LettaMessage, ``stop_reason``, ``usage_statistics`` or
     ``ping`` object; the last event's data is ``[DONE]``. Comments (``: keep-alive``) may come between events."""
 
-    data = serializers.CharField()
+    data = serializers.CharField()  # type: ignore[assignment]  # a declared field, not Field's attribute (the metaclass collects it)
 
 
 class RequestConfigOutput(serializers.Serializer):

@@ -85,7 +85,7 @@ class ToolListView(OrgScopedAPIView):
         data = _tool_body(request, s.ToolCreateInput)
         tool: Tool = _calling_tool_services(
             lambda: tool_services.tool_create(
-                organization=self.organization,
+                organization=self.organization,  # type: ignore[arg-type]  # never None: HasOrganization
                 created_by=self.acting_user,
                 source_code=data["source_code"],
                 **s.present(data, *_SOURCE_FIELDS, "json_schema", "source_type"),
@@ -103,7 +103,7 @@ class ToolListView(OrgScopedAPIView):
         data = _tool_body(request, s.ToolCreateInput)
         tool: Tool = _calling_tool_services(
             lambda: tool_services.tool_upsert_from_source(
-                organization=self.organization,
+                organization=self.organization,  # type: ignore[arg-type]  # never None: HasOrganization
                 created_by=self.acting_user,
                 source_code=data["source_code"],
                 **s.present(data, *_SOURCE_FIELDS),
@@ -145,5 +145,5 @@ class ToolDetailView(OrgScopedAPIView):
 class BaseToolsView(OrgScopedAPIView):
     @extend_schema(operation_id="tools_upsert_base_tools", request=None, responses={200: s.ToolOutput(many=True)})
     def post(self, request: Request) -> Response:
-        tools = tool_services.base_tools_upsert(organization=self.organization)
+        tools = tool_services.base_tools_upsert(organization=self.organization)  # type: ignore[arg-type]  # never None: HasOrganization
         return Response([tool_json(tool) for tool in tools])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.urls import path
 
-from agents.api import agents, blocks, messages, passages, schema, tools, views
+from agents.api import agents, blocks, messages, passages, schema, summarize, tools, views
 from agents.api import runs as run_views
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ urlpatterns = [
         "agent-messages-preview",
     ),
     *route("agents/<str:agent_id>/reset-messages", messages.AgentResetMessagesView, "agent-reset-messages"),
+    *route("agents/<str:agent_id>/summarize", summarize.AgentSummarizeView, "agent-summarize"),
     *route("agents/<str:agent_id>/context", messages.AgentContextView, "agent-context"),
     # --- memory: core memory blocks and archival passages ---
     *route("agents/<str:agent_id>/core-memory", blocks.AgentCoreMemoryView, "agent-core-memory"),

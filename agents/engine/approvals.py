@@ -14,6 +14,7 @@ from agents.errors import InvalidApprovalInput, InvalidToolCallIds, NoPendingApp
 
 if TYPE_CHECKING:
     from agents.engine.store import MessageSnapshot
+    from agents.engine.types import StoredApprovalItem, StoredToolCall
 
 DENIAL_TEMPLATE = "Error: request to call tool denied. User reason: {reason}"
 
@@ -25,7 +26,7 @@ class PendingBatch:
     message: MessageSnapshot
 
     @property
-    def gated_calls(self) -> list[dict[str, Any]]:
+    def gated_calls(self) -> list[StoredToolCall]:
         return [c for c in self.message.tool_calls if c.get("requires_approval")]
 
     @property
@@ -60,7 +61,7 @@ class Decision:
     def denied(self) -> bool:
         return self.kind == "approval" and not self.approve
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> StoredApprovalItem:
         if self.kind == "tool":
             return {
                 "type": "tool",

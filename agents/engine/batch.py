@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agents.engine import approvals as approval_rules
 from agents.engine.state import calls_this_turn, missing_results
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from agents.engine.rules import ToolRules
     from agents.engine.store import ConversationStore, MessageSnapshot
+    from agents.engine.types import ModelToolCall, StoredToolCall, StoredToolReturn, ToolStatus
     from tools.base import ToolContext, ToolRunner, ToolSpec
 
 INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
@@ -27,14 +28,14 @@ CANCELLED_RESULT = "Error: the run was cancelled before this tool call ran."
 
 
 def tool_result(
-    call: dict[str, Any],
-    status: str,
+    call: ModelToolCall,
+    status: ToolStatus,
     text: str,
     func_response: str | None = None,
     *,
     stdout: list[str] | None = None,
     stderr: list[str] | None = None,
-) -> dict[str, Any]:
+) -> StoredToolReturn:
     """A stored tool return for ``call``."""
     return {
         "tool_call_id": call["id"],
@@ -93,14 +94,14 @@ class BatchRunner:
         )
 
     @staticmethod
-    def _answer(call: dict[str, Any], decision: approval_rules.Decision) -> dict[str, Any]:
+    def _answer(call: StoredToolCall, decision: approval_rules.Decision) -> StoredToolReturn:
         """The result of a call a human answered without running it: a client's result or a denial."""
         if decision.kind == "tool":
             value = decision.tool_return
             return tool_result(call, decision.status, value if isinstance(value, str) else json.dumps(value))
         return tool_result(call, "error", approval_rules.DENIAL_TEMPLATE.format(reason=decision.reason))
 
-    async def _save(self, tool_row: MessageSnapshot | None, results: list[dict[str, Any]]) -> MessageSnapshot:
+    async def _save(self, tool_row: MessageSnapshot | None, results: list[StoredToolReturn]) -> MessageSnapshot:
         if tool_row is None:
             [row] = await self.store.append([MessageDraft(role="tool", tool_returns=list(results))])
             self.rows.append(row)
@@ -109,7 +110,7 @@ class BatchRunner:
         self.rows[:] = [row if r.id == row.id else r for r in self.rows]
         return row
 
-    async def _execute(self, call: dict[str, Any], called: list[str]) -> dict[str, Any]:
+    async def _execute(self, call: StoredToolCall, called: list[str]) -> StoredToolReturn:
         spec = self.specs.get(call["name"])
         if spec is None:
             return tool_result(

@@ -21,6 +21,7 @@ from agents.llm.base import (
 
 if TYPE_CHECKING:
     from agents.engine.events import EngineEvent
+    from agents.engine.types import ModelToolCall
     from tools.base import ToolSpec
 
 LOOP_INTERNAL_ARGUMENTS = ("request_heartbeat", "inner_thoughts")
@@ -86,7 +87,7 @@ class StepOutput:
 
     message_id: Any
     parts: list[dict[str, Any]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ModelToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     completed: bool = False
     usage: Usage = field(default_factory=Usage)

@@ -61,6 +61,9 @@ class ModelSettings:
     context_window: int = 32_000
     max_steps: int = 50
     memory: MemorySource | None = None
+    # Compact when a request would pass this share of the window; evict about this share of the conversation.
+    compaction_threshold: float = 0.9
+    compaction_evict_share: float = 0.3
 
 
 def content_parts(content: list[dict[str, Any]]) -> tuple[ContentPart, ...]:

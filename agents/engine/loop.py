@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
+from agents.engine.compaction import (
+    is_summary,
+)
 from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
 from agents.engine.context import ModelSettings, build_step_request, estimate_tokens
 from agents.engine.events import (
@@ -32,10 +35,13 @@ from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_no
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.engine.window import CompactionFailed, ContextWindow
 from agents.errors import AgentBusy
 from agents.llm.base import (
+    LLMContextWindowExceeded,
     LLMError,
     LLMInvalidResponse,
+    LLMRequest,
     Usage,
 )
 
@@ -43,12 +49,14 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from agents.engine.store import ConversationStore
+    from agents.engine.types import StoredToolCall
     from agents.llm.base import LLMClient
     from tools.base import ToolContext, ToolRunner, ToolSpec
 
 logger = logging.getLogger(__name__)
 
 CANCEL_POLL_SECONDS = 0.3
+MAX_COMPACTIONS_PER_STEP = 3
 INTERRUPTED_ERROR = "The run was interrupted before it finished."
 
 
@@ -113,6 +121,9 @@ class Turn:
         self._replay_rows: list[MessageSnapshot] = []
         self._last_cancel_check = 0.0
         self._interruption: tuple[StopReason, str] | None = None
+        self.window = ContextWindow(
+            store=collab.store, llm=collab.llm, settings=collab.settings, rows=self.rows, add_usage=self._add_usage
+        )
         self.batches = BatchRunner(
             store=collab.store,
             tool_runner=collab.tool_runner,
@@ -145,7 +156,7 @@ class Turn:
         failed turn or replay its answer (seed 003) and say so. Once another input followed it
         (a message, an approval), the same otid names a new message (seed 000 reuses one)."""
         after = await self.store.rows_after(existing.seq)
-        if any(row.role in ("user", "approval") for row in after):
+        if any(row.role in ("user", "approval") and not is_summary(row) for row in after):
             return False
         if after:
             self._replay_rows = after
@@ -371,25 +382,43 @@ class Turn:
         return await self.store.heartbeat()
 
     async def _call_model(self, out: StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
-        allowed = self._allowed_tools()
-        request = await build_step_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
-        try:
-            async for event in self.collab.llm.generate(request, stream=self.stream_tokens):
-                delta = out.absorb(event, self.specs)
-                if delta is not None and self.stream_tokens:
-                    yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
-                if self.stream_tokens and await self._cancel_requested():
-                    raise _Finish(StopReason.CANCELLED)
-        except _Finish:
-            raise
-        except LLMInvalidResponse as exc:
-            raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
-        except LLMError as exc:
-            reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
-            raise _Finish(reason, str(exc)) from exc
-        except Exception as exc:
-            logger.warning("Model call failed for run %s: %s", self.run_id, exc, exc_info=True)
-            raise _Finish(StopReason.INVALID_LLM_RESPONSE, f"{type(exc).__name__}: {exc}") from exc
+        """Call the model for this step, compacting the context first when the request would not fit
+        (or once more when the provider says the prompt is too long, before anything streamed)."""
+        request = await self._request()
+        for _ in range(MAX_COMPACTIONS_PER_STEP):
+            summary = await self._compact(request) if self.window.over_budget(request) else None
+            if summary is None:
+                break  # it fits, or nothing is left to evict: the provider decides
+            yield self._message(summary)
+            request = await self._request()
+        retried = False
+        while True:
+            try:
+                async for llm_event in self.collab.llm.generate(request, stream=self.stream_tokens):
+                    delta = out.absorb(llm_event, self.specs)
+                    if delta is not None and self.stream_tokens:
+                        yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
+                    if self.stream_tokens and await self._cancel_requested():
+                        raise _Finish(StopReason.CANCELLED)
+                break
+            except LLMContextWindowExceeded as exc:
+                fresh = not retried and not out.parts and not out.tool_calls
+                summary = await self._compact(overflowed=True) if fresh else None
+                if summary is None:
+                    raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
+                yield self._message(summary)
+                retried = True
+                request = await self._request()
+            except _Finish:
+                raise
+            except LLMInvalidResponse as exc:
+                raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
+            except LLMError as exc:
+                reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
+                raise _Finish(reason, str(exc)) from exc
+            except Exception as exc:
+                logger.warning("Model call failed for run %s: %s", self.run_id, exc, exc_info=True)
+                raise _Finish(StopReason.INVALID_LLM_RESPONSE, f"{type(exc).__name__}: {exc}") from exc
         problem = out.problem()
         if problem:
             raise _Finish(StopReason.INVALID_LLM_RESPONSE, problem)
@@ -399,6 +428,19 @@ class Turn:
                 completion_tokens=estimate_tokens(out.text + "".join(c["arguments"] for c in out.tool_calls)),
                 estimated=True,
             )
+        self.window.record(out.usage)
+
+    # --- the context window ------------------------------------------------------------
+
+    async def _request(self) -> LLMRequest:
+        allowed = self._allowed_tools()
+        return await build_step_request(self.rows, self.collab.tools, self.collab.settings, allowed=allowed)
+
+    async def _compact(self, request: LLMRequest | None = None, *, overflowed: bool = False) -> MessageSnapshot | None:
+        try:
+            return await self.window.compact(request, overflowed=overflowed)
+        except CompactionFailed as failed:
+            raise _Finish(failed.stop_reason, failed.error) from failed
 
     def _allowed_tools(self) -> set[str]:
         called = calls_this_turn(self.rows)
@@ -407,7 +449,7 @@ class Turn:
         }
 
     async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
-        calls = []
+        calls: list[StoredToolCall] = []
         for call in out.tool_calls:
             spec = self.specs.get(call["name"])
             calls.append({**call, "arguments": clean_arguments(call["arguments"]), "requires_approval": is_gated(spec)})

@@ -26,7 +26,7 @@ class ToolRules:
     rules: tuple[dict[str, Any], ...]
 
     @classmethod
-    def from_json(cls, rules: list[dict[str, Any]] | None) -> ToolRules:
+    def from_json(cls, rules: list[Any] | None) -> ToolRules:
         return cls(tuple(rule for rule in rules or () if isinstance(rule, dict)))
 
     def _names(self, rule_type: str) -> set[str]:

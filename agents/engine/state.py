@@ -15,6 +15,7 @@ from agents.errors import InvalidApprovalInput, PendingApprovalConflict
 if TYPE_CHECKING:
     from agents.engine.context import ModelSettings
     from agents.engine.rules import ToolRules
+    from agents.engine.types import StoredToolCall
     from agents.llm.base import LLMRequest
     from tools.base import ToolSpec
 
@@ -30,7 +31,9 @@ def calls_this_turn(rows: list[MessageSnapshot]) -> list[str]:
     return called
 
 
-def missing_results(rows: list[MessageSnapshot]) -> tuple[MessageSnapshot, MessageSnapshot | None, list[dict]] | None:
+def missing_results(
+    rows: list[MessageSnapshot],
+) -> tuple[MessageSnapshot, MessageSnapshot | None, list[StoredToolCall]] | None:
     """The last batch whose calls lack results (not counting one that waits for approval).
 
     Returns the assistant row, its tool row (if any) and the calls without a result.

@@ -14,6 +14,7 @@ from agents.llm.base import Usage
 
 if TYPE_CHECKING:
     from agents.engine.events import RunFinishedEvent
+    from agents.engine.types import StoredApprovalItem, StoredToolCall, StoredToolReturn
 
 Role = Literal["system", "user", "assistant", "tool", "approval"]
 
@@ -27,9 +28,9 @@ class MessageSnapshot:
     seq: int
     role: Role
     content: list[dict[str, Any]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    tool_returns: list[dict[str, Any]] = field(default_factory=list)
-    approvals: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[StoredToolCall] = field(default_factory=list)
+    tool_returns: list[StoredToolReturn] = field(default_factory=list)
+    approvals: list[StoredApprovalItem] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     otid: str = ""
     name: str = ""
@@ -53,9 +54,9 @@ class MessageDraft:
 
     role: Role
     content: list[dict[str, Any]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    tool_returns: list[dict[str, Any]] = field(default_factory=list)
-    approvals: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[StoredToolCall] = field(default_factory=list)
+    tool_returns: list[StoredToolReturn] = field(default_factory=list)
+    approvals: list[StoredApprovalItem] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     otid: str = ""
     name: str = ""
@@ -106,7 +107,12 @@ class ConversationStore(Protocol):
         """Persist rows in one transaction, in order, and return them."""
         ...
 
-    async def set_tool_returns(self, message_id: Any, tool_returns: list[dict[str, Any]]) -> MessageSnapshot: ...
+    async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot: ...
+
+    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+        """Store ``summary`` (the model's text) as the row that heads the context, start the context's rows at
+        ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history."""
+        ...
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
         """Record how the run ended (``usage`` carries the token detail), release the agent's lock,

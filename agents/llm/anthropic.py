@@ -28,7 +28,7 @@ from agents.llm.base import (
 )
 from agents.llm.completion import ResponseTally, complete
 from agents.llm.connections import shared_sdk_client
-from agents.llm.errors import connection_error, error_from_status
+from agents.llm.errors import connection_error, error_from_status, malformed_response
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -104,6 +104,8 @@ class AnthropicClient:
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=anthropic.Timeout(self.timeout, connect=10.0),
+                # A redirect could lead a checked base URL to a private address (issue 14).
+                http_client=anthropic.DefaultAsyncHttpxClient(follow_redirects=False),
             ),
         )
 
@@ -121,7 +123,7 @@ def translate_error(exc: Exception) -> LLMError | None:
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         return connection_error(PROVIDER_LABEL, exc)
     if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
-        return LLMInvalidResponse(f"{PROVIDER_LABEL} sent a malformed response: {exc}")
+        return malformed_response(PROVIDER_LABEL, exc)
     return None
 
 

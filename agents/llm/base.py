@@ -99,6 +99,8 @@ class LLMRequest:
     reasoning_effort: str | None = None
     # "auto" lets the model answer in text; "required" forces a tool call.
     tool_choice: Literal["auto", "required", "none"] = "auto"
+    # What the call is for: a step of a turn, or summarizing evicted messages (a compaction).
+    purpose: Literal["turn", "summary"] = "turn"
 
 
 # --- the events --------------------------------------------------------------

@@ -38,6 +38,8 @@ DEFAULT_TOKEN_DELAY = 0.01
 _TOKEN = re.compile(r"\s*\S+\s*")
 _ARGUMENT_FRAGMENT = 12
 _ECHO_LIMIT = 200
+_SUMMARY_MESSAGES = 8
+_SUMMARY_LIMIT = 400
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class DemoClient:
 def plan_reply(request: LLMRequest) -> DemoReply:
     """The demo's whole answer to ``request``, decided from its last turn."""
     last = request.turns[-1] if request.turns else None
+    if request.purpose == "summary":
+        return DemoReply(reasoning="", text=_summary(last.text if isinstance(last, UserTurn) else ""))
     if isinstance(last, ToolResultsTurn):
         sentences = [describe_tool_result(r.name, r.content, is_error=r.is_error) for r in last.results]
         return DemoReply(
@@ -134,6 +138,14 @@ def _echo(request: LLMRequest) -> str:
     if request.tools:
         text += f" Try: {example_call(request.tools[0])}."
     return text
+
+
+def _summary(transcript: str) -> str:
+    """A deterministic summary: how many user messages there were and the first words of the latest."""
+    said = [line.removeprefix("User: ") for line in transcript.splitlines() if line.startswith("User: ")]
+    gist = "; ".join(" ".join(text.split()[:6]) for text in said[-_SUMMARY_MESSAGES:])
+    noun = "message" if len(said) == 1 else "messages"
+    return f"(demo summary) {len(said)} earlier user {noun}: {gist}."[:_SUMMARY_LIMIT]
 
 
 def _plural(count: int, noun: str) -> str:

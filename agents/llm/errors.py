@@ -2,10 +2,16 @@
 
 Both SDKs expose a status code, the response headers and the decoded error body;
 the rules below are shared so Anthropic and OpenAI failures read the same to the engine.
+
+The message of an ``LLMError`` reaches the tenant (a run's error, a stream's error
+event), so it is generic: the status and what it means. The vendor's own message, the
+exception text and the address the server tried stay in the server log (logger
+``agents.llm.errors``), where an operator can match them by the status.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
@@ -18,12 +24,15 @@ from agents.llm.base import (
     LLMConnectionError,
     LLMContextWindowExceeded,
     LLMError,
+    LLMInvalidResponse,
     LLMOverloaded,
     LLMRateLimited,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+logger = logging.getLogger(__name__)
 
 # Phrases vendors (and compatible servers) use when the prompt does not fit.
 _CONTEXT_WINDOW_MARKERS = (
@@ -93,27 +102,44 @@ def error_from_status(
     ``provider`` is the display name used in the message ("Anthropic").
     """
     effective = status if status is not None and status >= 400 else _TYPE_STATUS.get(error_type or "", 500)
-    detail = f"{provider} API error ({status if status and status >= 400 else error_type or 'stream'}): {message}"
+    shown_status = status if status and status >= 400 else error_type or "stream"
+    logger.warning("%s API error (%s): %s", provider, shown_status, message)
+    prefix = f"{provider} API error ({shown_status})"
     if effective in (401, 403):
-        return LLMAuthenticationError(detail, status_code=effective)
+        return LLMAuthenticationError(
+            f"{prefix}: the provider refused the credentials; check the API key", status_code=effective
+        )
     if effective == 429:
-        return LLMRateLimited(detail, retry_after=parse_retry_after(headers), status_code=429)
+        return LLMRateLimited(
+            f"{prefix}: rate limited by the provider", retry_after=parse_retry_after(headers), status_code=429
+        )
     if effective in (529, 503):
-        return LLMOverloaded(detail, status_code=effective)
+        return LLMOverloaded(f"{prefix}: Overloaded, the provider is busy; try again later", status_code=effective)
     if 400 <= effective < 500:
         if is_context_window_message(message) or error_type == "context_length_exceeded":
-            return LLMContextWindowExceeded(detail, status_code=effective)
-        return LLMBadRequest(detail, status_code=effective)
-    return LLMError(detail, status_code=effective)
+            return LLMContextWindowExceeded(
+                f"{prefix}: the prompt does not fit the model's context window", status_code=effective
+            )
+        return LLMBadRequest(
+            f"{prefix}: the provider refused the request (check the model name and settings)", status_code=effective
+        )
+    return LLMError(f"{prefix}: the provider failed to answer", status_code=effective)
 
 
 def connection_error(provider: str, exc: BaseException) -> LLMConnectionError:
     """Says whether the server could not be reached or the connection broke during the answer."""
+    logger.warning("Connection to %s failed: %r", provider, exc, exc_info=exc)
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
-            return LLMConnectionError(f"Could not reach {provider}: {cause}")
+            return LLMConnectionError(f"Could not reach {provider}")
         if isinstance(cause, httpx2.TimeoutException):
             return LLMConnectionError(f"{provider} request timed out")
         cause = cause.__cause__ or cause.__context__
-    return LLMConnectionError(f"Connection to {provider} failed mid-response: {exc}")
+    return LLMConnectionError(f"Connection to {provider} failed mid-response")
+
+
+def malformed_response(provider: str, exc: BaseException) -> LLMInvalidResponse:
+    """The provider answered with something the SDK could not read; the detail goes to the log."""
+    logger.warning("%s sent a malformed response: %s", provider, exc)
+    return LLMInvalidResponse(f"{provider} sent a malformed response")

@@ -27,7 +27,7 @@ from agents.llm.base import (
 )
 from agents.llm.completion import ResponseTally, complete
 from agents.llm.connections import shared_sdk_client
-from agents.llm.errors import connection_error, error_from_status
+from agents.llm.errors import connection_error, error_from_status, malformed_response
 from agents.llm.openai_payload import build_body
 
 if TYPE_CHECKING:
@@ -98,6 +98,8 @@ class OpenAIClient:
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=openai.Timeout(self.timeout, connect=10.0),
+                # A redirect could lead a checked base URL to a private address (issue 14).
+                http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
             ),
         )
 
@@ -115,7 +117,7 @@ def translate_error(exc: Exception) -> LLMError | None:
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
         return connection_error(PROVIDER_LABEL, exc)
     if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
-        return LLMInvalidResponse(f"{PROVIDER_LABEL} sent a malformed response: {exc}")
+        return malformed_response(PROVIDER_LABEL, exc)
     if isinstance(exc, openai.APIError):
         # An error object inside a 200 stream.
         return error_from_status(PROVIDER_LABEL, status=None, message=exc.message, error_type=_body_type(exc.body))

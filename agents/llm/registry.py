@@ -3,7 +3,9 @@
 Keys and base URLs come from the organization's ``ProviderSettings`` (encrypted at
 rest), else from settings (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``,
 ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``). The server's own key is never sent to a
-base URL an organization chose: such an organization must give its own key.
+base URL an organization chose: such an organization must give its own key. Such a URL
+must also pass ``agents.llm.egress.check_provider_url`` (no private, loopback or
+link-local targets unless the operator allows them) before each call.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from accounts.models import Provider, ProviderSettings
 from agents.llm.anthropic import AnthropicClient
 from agents.llm.base import LLMAuthenticationError, LLMBadRequest
 from agents.llm.demo import DEFAULT_TOKEN_DELAY, DEMO_LABEL, DemoClient
+from agents.llm.egress import UnsafeProviderURL, check_provider_url
 from agents.llm.openai import OpenAIClient
 from agents.llm.retry import DEFAULT_MAX_ATTEMPTS, with_retries
 
@@ -28,6 +31,7 @@ __all__ = [
     "CATALOGUE",
     "ModelInfo",
     "ProviderNotConfigured",
+    "ProviderURLNotAllowed",
     "UnknownModelHandle",
     "get_llm_client",
     "list_model_handles",
@@ -48,6 +52,10 @@ class UnknownModelHandle(LLMBadRequest):
 
 class ProviderNotConfigured(LLMAuthenticationError):
     """No API key for the handle's provider, neither for the organization nor in the environment."""
+
+
+class ProviderURLNotAllowed(LLMBadRequest):
+    """The organization's base URL points where the server may not connect (see ``agents.llm.egress``)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,7 @@ CATALOGUE: tuple[ModelInfo, ...] = (
 class Credentials:
     api_key: str
     base_url: str
+    chosen_by_organization: bool = False
 
 
 def parse_handle(handle: str) -> tuple[str, str]:
@@ -116,6 +125,7 @@ def get_llm_client(
     """
     provider, model = parse_handle(handle)
     row = _settings_row(provider, organization)
+    _check_url(provider, row)
     return _build(provider, model, row, max_attempts=max_attempts), model
 
 
@@ -132,6 +142,17 @@ def _settings_row(provider: str, organization: Organization | None) -> ProviderS
     if provider == DEMO or organization is None:
         return None
     return ProviderSettings.objects.for_org(organization).filter(provider=provider).first()
+
+
+def _check_url(provider: str, row: ProviderSettings | None) -> None:
+    """Refuse an organization's base URL that points at a private, loopback or link-local address."""
+    credentials = _credentials(provider, row) if provider != DEMO else None
+    if credentials is None or not credentials.chosen_by_organization:
+        return
+    try:
+        check_provider_url(credentials.base_url)
+    except UnsafeProviderURL as exc:
+        raise ProviderURLNotAllowed(f"The organization's {provider} base URL is not allowed: {exc}") from exc
 
 
 def _build(provider: str, model: str, row: ProviderSettings | None, *, max_attempts: int) -> LLMClient:
@@ -156,14 +177,16 @@ def _credentials(provider: str, row: ProviderSettings | None) -> Credentials | N
     env_url: str = getattr(settings, f"{provider.upper()}_BASE_URL", "") or ""
     org_key = row.api_key if row is not None else ""
     org_url = row.base_url if row is not None else ""
-    if org_url and org_url != env_url:
+    chosen = bool(org_url) and org_url != env_url
+    if chosen:
         key = org_key  # never send the server's key to a URL the organization picked
         url = org_url
     else:
         key = org_key or env_key
         url = env_url
     if key:
-        return Credentials(api_key=key, base_url=url)
+        return Credentials(api_key=key, base_url=url, chosen_by_organization=chosen)
     if provider == Provider.OPENAI and url:
-        return Credentials(api_key=NO_KEY_PLACEHOLDER, base_url=url)  # a local compatible server
+        # a local compatible server
+        return Credentials(api_key=NO_KEY_PLACEHOLDER, base_url=url, chosen_by_organization=chosen)
     return None

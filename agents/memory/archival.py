@@ -113,11 +113,13 @@ def postgres_text_matches(rows: QuerySet[Any], fields: Sequence[Any], query_word
     for word in query_words[1:]:
         search |= SearchQuery(word, config=FTS_CONFIG)
     vector = SearchVector(*fields, config=FTS_CONFIG)
-    return (
+    # django-stubs' plugin types ``annotate`` on a ``QuerySet[Any]`` as ``Any``.
+    matches: QuerySet[Any] = (
         rows.annotate(document=vector, rank=SearchRank(vector, search))
         .filter(document=search)
         .order_by("-rank", "-created_at")
     )
+    return matches
 
 
 def postgres_text_ranking(rows: QuerySet[Any], fields: Sequence[Any], query_words: list[str], limit: int) -> list[Any]:

@@ -42,7 +42,7 @@ def any_of(conditions: Sequence[Q]) -> Q:
     return combined
 
 
-def block_get(*, organization: Organization | int | None, block_id: str) -> Block:
+def block_get(*, organization: Organization | None, block_id: str) -> Block:
     pk = Block.parse_public_id(block_id)
     block = Block.objects.for_org(organization).filter(pk=pk).first() if pk else None
     if block is None:

@@ -61,7 +61,7 @@ def test_it_does_not_let_an_admin_invite_an_owner(client, cast):
 
 
 def test_it_joins_the_organization_with_the_invite_role(client, cast):
-    invite = InviteFactory(organization=cast.org_a, role=Role.ADMIN)
+    invite = InviteFactory(organization=cast.org_a, role=Role.ADMIN, email=cast.charlie.email)
     client.force_login(cast.charlie)
 
     response = client.post(reverse("accounts:invite_accept", kwargs={"token": invite.token}))
@@ -127,7 +127,7 @@ def test_it_sends_an_anonymous_visitor_to_log_in_and_back(client, cast):
 
 
 def test_it_signs_up_through_an_invite_without_creating_an_organization(client, cast):
-    invite = InviteFactory(organization=cast.org_a, role=Role.ADMIN)
+    invite = InviteFactory(organization=cast.org_a, role=Role.ADMIN, email="dora@example.com")
 
     response = client.post(
         reverse("accounts:signup") + f"?invite={invite.token}",

@@ -24,7 +24,15 @@ print(json.dumps({
     "debug": s.DEBUG,
 }))
 """
-SETTINGS_VARIABLES = ("DATABASE_URL", "REDIS_URL", "RUN_EXECUTOR", "CELERY_BROKER_URL", "DEBUG", "SECRET_KEY")
+SETTINGS_VARIABLES = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "RUN_EXECUTOR",
+    "CELERY_BROKER_URL",
+    "DEBUG",
+    "SECRET_KEY",
+    "FIELD_ENCRYPTION_KEY",
+)
 
 
 def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
@@ -60,6 +68,7 @@ def test_it_needs_no_services_by_default():
 def test_it_switches_to_postgres_and_redis_from_the_environment():
     settings = probe(
         SECRET_KEY="x" * 50,
+        FIELD_ENCRYPTION_KEY="y" * 50,
         DATABASE_URL="postgres://agents:secret@db.internal:5432/agents",
         REDIS_URL="redis://cache.internal:6379/0",
     )

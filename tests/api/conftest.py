@@ -1,19 +1,17 @@
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from rest_framework.test import APIClient
 
 from accounts.models import Organization, User
 from tests.conftest import Cast
 from tests.factories import api_key_for
 
-CAPTURE = Path(settings.BASE_DIR).parent / "shared" / "letta-wire" / "letta-0.13.0_test_letta_approvals.jsonl.gz"
+CAPTURE = Path(__file__).parent / "fixtures" / "letta_wire" / "letta-0.13.0_approvals.json"
 
 
 def api_client(organization: Organization, user: User | None = None) -> APIClient:
@@ -36,9 +34,8 @@ def charlie_api(cast: Cast) -> APIClient:
 
 @pytest.fixture(scope="session")
 def letta_capture() -> list[dict[str, Any]]:
-    """Every HTTP exchange of a real Letta 0.13.0 server running seed 000 (``shared/letta-wire``)."""
-    with gzip.open(CAPTURE, "rt") as lines:
-        return [json.loads(line) for line in lines]
+    """HTTP exchanges of a real Letta 0.13.0 server running seed 000 (see ``fixtures/letta_wire/README.md``)."""
+    return json.loads(CAPTURE.read_text())
 
 
 def captured_messages(capture: list[dict[str, Any]], message_type: str) -> list[dict[str, Any]]:

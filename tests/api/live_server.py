@@ -38,7 +38,15 @@ if TYPE_CHECKING:
 BASE_DIR = Path(settings.BASE_DIR)
 STARTUP_TIMEOUT_S = 60.0
 # Variables of the test process that must not leak into the server's production settings.
-_DROPPED_ENV = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY", "SECRET_KEY_FILE")
+_DROPPED_ENV = (
+    "DJANGO_SETTINGS_MODULE",
+    "DATABASE_URL",
+    "DEBUG",
+    "SECRET_KEY",
+    "SECRET_KEY_FILE",
+    "FIELD_ENCRYPTION_KEY",
+    "FIELD_ENCRYPTION_KEY_FILE",
+)
 
 
 @dataclass
@@ -84,6 +92,7 @@ def server_env(folder: Path, extra_env: Mapping[str, str] | None = None) -> dict
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": os.environ.get("LIVE_SERVER_DATABASE_URL") or f"sqlite:///{folder / 'live.sqlite3'}",
             "SECRET_KEY": "live-server-test-secret-key-" + "k" * 40,
+            "FIELD_ENCRYPTION_KEY": "live-server-field-encryption-key-" + "e" * 40,
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "API_RATE_LIMIT": "100000/minute",
             "PYTHONUNBUFFERED": "1",

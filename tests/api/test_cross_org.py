@@ -111,6 +111,7 @@ PROBES = [
     ("agent-messages-cancel", "post", "/v1/agents/{agent}/messages/cancel", {}),
     ("agent-messages-preview", "post", "/v1/agents/{agent}/messages/preview-raw-payload", TURN),
     ("agent-reset-messages", "patch", "/v1/agents/{agent}/reset-messages", None),
+    ("agent-summarize", "post", "/v1/agents/{agent}/summarize", {}),
     ("agent-context", "get", "/v1/agents/{agent}/context", None),
     ("agent-core-memory", "get", "/v1/agents/{agent}/core-memory", None),
     ("agent-blocks", "get", "/v1/agents/{agent}/core-memory/blocks", None),

@@ -21,6 +21,8 @@ from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
 pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(180)]
 
 SWEEP_BOUND_S = 2 * 2  # the stack's AGENT_TURN_LOCK_SECONDS is 2
+# Longer than channels_redis's 5 s BZPOPMIN and redis-py 8's default 5 s socket read timeout.
+QUIET_S = 7
 
 
 def finished(frame: dict) -> bool:
@@ -125,3 +127,20 @@ async def test_a_killed_worker_leaves_no_run_running_and_the_agent_answers_again
     assert rows[-1]["row"]["role"] == "assistant"
     assert latest_run(session, agent_id)["id"] == retry_id
     assert latest_run(session, agent_id)["status"] == "completed"
+
+
+async def test_a_tab_stays_connected_while_its_agent_is_quiet_for_longer_than_redis_read_timeouts(
+    celery_stack: CeleryStack,
+):
+    chat = celery_stack.chat
+    agent_id = chat.new_agent("worker-quiet")
+    session = chat.login()
+
+    async with live_socket(chat, session, agent_id) as tab:
+        await tab.send({"type": "resume", "after_seq": 1})
+        await tab.until(lambda f: f["type"] == "sync")
+        await asyncio.sleep(QUIET_S)  # nothing is published to the agent's group meanwhile
+        await tab.send({"type": "send", "text": "hello after a quiet spell", "otid": "quiet-1"})
+        frames = await tab.until(finished)
+
+    assert frames[-1]["stop_reason"] == "end_turn"

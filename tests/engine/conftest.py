@@ -60,6 +60,7 @@ class Harness:
         self.runner = RecordingToolRunner({"get_secret_code": secret_code, "roll_dice": roll_dice})
         self.runs: list[Run] = []
         self.llm: ScriptedLLM | None = None
+        self.model_settings: dict[str, Any] = {}
 
     async def turn(
         self,
@@ -84,7 +85,7 @@ class Harness:
             llm=self.llm,
             tool_runner=self.runner,
             tools=self.tools,
-            settings=ModelSettings(handle="scripted/model", model="model", max_steps=max_steps),
+            settings=ModelSettings(handle="scripted/model", model="model", max_steps=max_steps, **self.model_settings),
             rules=ToolRules.from_json(self.rules),
             tool_context=ToolContext(organization_id=self.agent.organization_id, agent_id=self.agent.id),
         )

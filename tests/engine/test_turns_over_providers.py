@@ -206,3 +206,20 @@ async def test_missing_usage_is_estimated_and_marked(setup):
     assert finished(events).usage.total_tokens > 0
     run = await sync_to_async(Run.objects.get)(pk=events[-1].run_id)
     assert run.total_tokens == finished(events).usage.total_tokens
+
+
+async def test_a_prompt_too_long_error_mid_turn_compacts_and_the_retry_succeeds(setup):
+    agent, stream, fake = setup
+    for index in range(4):
+        fake.script(Reply(text=f"Answer {index}."))
+        assert finished(await turn(agent, [UserInput(f"Question {index}")], stream=stream)).stop_reason == "end_turn"
+    fake.script(Fault.prompt_too_long(), Reply(text="Earlier: four questions."), Reply(text="Still here."))
+
+    events = await turn(agent, [UserInput("Are you still there?")], stream=stream)
+
+    assert finished(events).stop_reason == "end_turn"
+    assert rows(events, "assistant")[-1].text == "Still here."
+    bodies = [request.body for request in fake.requests[-3:]]
+    assert "Question 0" in json.dumps(bodies[1])  # the summary call reads the evicted turns
+    assert "Earlier: four questions." in json.dumps(bodies[2])
+    assert "Question 0" not in json.dumps(bodies[2])

@@ -161,14 +161,16 @@ async def test_a_request_without_an_api_key_is_refused(fake_llm: FakeLLMServer) 
 
 
 async def test_tool_results_that_answer_no_call_are_refused_like_the_vendor_does(
-    anthropic_client: AnthropicClient, openai_client: OpenAIClient
+    anthropic_client: AnthropicClient, openai_client: OpenAIClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     orphan = ToolResultsTurn((ToolResult("toolu_missing", "roll_dice_tool", "4"),))
     request = make_request("Roll", AssistantTurn(), orphan, tools=TOOLS)
 
     for client in (anthropic_client, openai_client):
-        with pytest.raises(LLMBadRequest, match="tool"):
+        caplog.clear()
+        with pytest.raises(LLMBadRequest, match=r"API error \(400\)"):
             await collect(client, request, stream=False)
+        assert "tool" in caplog.text  # the vendor's explanation is in the server log
 
 
 async def test_it_runs_as_a_separate_process() -> None:

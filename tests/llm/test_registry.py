@@ -79,13 +79,13 @@ def test_the_environment_key_is_used_when_the_organization_has_none(no_env_keys:
 def test_the_server_key_is_never_sent_to_a_base_url_the_organization_chose(no_env_keys: SettingsWrapper) -> None:
     no_env_keys.OPENAI_API_KEY = "server-secret"
     org = OrganizationFactory()
-    provider_settings(org, "openai", base_url="https://collector.example/v1")
+    provider_settings(org, "openai", base_url="https://93.184.215.14/v1")
 
     client, _ = get_llm_client("openai/llama-3", organization=org, max_attempts=1)
 
     assert isinstance(client, OpenAIClient)
     assert client.api_key == NO_KEY_PLACEHOLDER
-    assert client.base_url == "https://collector.example/v1"
+    assert client.base_url == "https://93.184.215.14/v1"
 
 
 @pytest.mark.django_db

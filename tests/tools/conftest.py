@@ -18,8 +18,8 @@ def sandbox() -> SandboxBackend:
 
 @pytest.fixture
 def process_sandbox(settings) -> SandboxBackend:
-    """The fallback backend, as the server builds it when asked for (TOOL_SANDBOX_BACKEND=process)."""
-    settings.TOOL_SANDBOX_BACKEND = "process"
+    """The unisolated backend, as the server builds it when asked for by name (unsafe-no-isolation)."""
+    settings.TOOL_SANDBOX_BACKEND = "unsafe-no-isolation"
     backend = get_sandbox_backend()
     assert backend.name == "process"
     return backend

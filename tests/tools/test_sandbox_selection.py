@@ -34,14 +34,6 @@ def test_auto_picks_bubblewrap_when_it_works():
     assert get_sandbox_backend().name == "bubblewrap"
 
 
-def test_auto_falls_back_to_the_process_backend_with_a_warning_when_bubblewrap_cannot_run(settings, caplog):
-    settings.TOOL_SANDBOX_PYTHON = "/nonexistent/bin/python3"
-    backend = get_sandbox_backend()
-    assert backend.name == "process"
-    assert world_usable(backend.python)
-    assert "bubblewrap is unusable" in caplog.text
-
-
 def test_process_picks_an_interpreter_the_sandbox_uid_can_run(process_sandbox):
     assert world_usable(process_sandbox.python)
 

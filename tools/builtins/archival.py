@@ -8,7 +8,7 @@ through the calling agent of the calling organization.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from asgiref.sync import sync_to_async
 
@@ -58,7 +58,7 @@ async def _archival_memory_insert(arguments: dict[str, Any], context: ToolContex
 async def _archival_memory_search(arguments: dict[str, Any], context: ToolContext) -> list[dict[str, Any]] | str:
     from agents.memory.archival import passage_search, search_result
 
-    mode = arguments.get("tag_match_mode") or "any"
+    mode: Literal["any", "all"] = arguments.get("tag_match_mode") or "any"  # the model may send anything: checked next
     if mode not in ("any", "all"):
         raise ToolError("tag_match_mode must be 'any' or 'all'.")
     start = _when(arguments.get("start_datetime"), "start_datetime")

@@ -172,7 +172,7 @@ async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
         )
 
     def run() -> str:
-        ids = {"organization_id": context.organization_id, "agent_id": context.agent_id}
+        ids: dict[str, Any] = {"organization_id": context.organization_id, "agent_id": context.agent_id}
         try:
             if command == "create":
                 label = _label_of(arguments.get("path"))

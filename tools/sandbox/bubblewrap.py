@@ -12,11 +12,16 @@ As root, ``bwrap`` sets up the mounts and the runner then drops to a per-call
 unprivileged uid (only ``CAP_SETUID``/``CAP_SETGID`` are kept for that, and
 ``no_new_privs`` plus ``nosuid`` mounts stop any way back). As an ordinary user,
 ``bwrap`` runs unprivileged in a new user namespace and the call keeps the server's
-uid, with further user namespaces disabled.
+uid, with further user namespaces disabled (``--disable-userns``, where this bwrap has it).
+
+In both modes a seccomp filter (``tools.sandbox.seccomp``) denies the usual escape
+system calls, new namespaces among them: in root mode that is what keeps a call
+from creating user namespaces, since ``--disable-userns`` needs ``--unshare-user``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import subprocess
@@ -32,6 +37,7 @@ from tools.sandbox.child import (
     runner_command,
     sandbox_env,
 )
+from tools.sandbox.seccomp import escape_filter, filter_fd
 from tools.sandbox.uids import wait_for_uid_exit
 
 if TYPE_CHECKING:
@@ -67,25 +73,39 @@ class BubblewrapBackend:
         limits: SandboxLimits,
     ) -> SandboxResult:
         lease = self.uid_pool.acquire() if self.uid_pool is not None else None
+        program = escape_filter()
+        seccomp_fd = filter_fd(program) if program is not None else None
         try:
             uid = lease.uid if lease is not None else None
-            spec = ChildSpec(argv_for=lambda fd: self.command(fd, uid, limits), signal_offset=True)
+            spec = ChildSpec(
+                argv_for=lambda fd: self.command(fd, uid, limits, seccomp_fd=seccomp_fd),
+                signal_offset=True,
+                extra_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+            )
             payload = request_payload(
                 source_code, function_name, arguments, sandbox_env(env, home=SANDBOX_HOME), limits
             )
             return await run_child(spec, payload, limits)
         finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
             if lease is not None:
                 await _release(lease)
 
-    def command(self, result_fd: int, uid: int | None, limits: SandboxLimits) -> list[str]:
+    def command(
+        self, result_fd: int, uid: int | None, limits: SandboxLimits, *, seccomp_fd: int | None = None
+    ) -> list[str]:
         argv = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
         if not limits.network:
             argv.append("--unshare-net")
         if uid is not None:
             argv += ["--cap-add", "CAP_SETUID,CAP_SETGID"]
         else:
-            argv += ["--unshare-user", "--disable-userns"]
+            argv.append("--unshare-user")
+            if supports(self.bwrap, "--disable-userns"):
+                argv.append("--disable-userns")
+        if seccomp_fd is not None:
+            argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", *self._mounts]
         if limits.network:
             argv += [arg for path in _NETWORK_FILES + _NETWORK_DIRS for arg in ("--ro-bind-try", path, path)]
@@ -97,15 +117,17 @@ class BubblewrapBackend:
         """Run one trivial call; ``None`` when it works, else what went wrong."""
         lease = self.uid_pool.acquire() if self.uid_pool is not None else None
         read_fd, write_fd = os.pipe()
+        program = escape_filter()
+        seccomp_fd = filter_fd(program) if program is not None else None
         try:
             limits = SandboxLimits()
             payload = request_payload("def probe() -> str:\n    return 'ok'\n", "probe", {}, {}, limits)
-            command = self.command(write_fd, lease.uid if lease else None, limits)
+            command = self.command(write_fd, lease.uid if lease else None, limits, seccomp_fd=seccomp_fd)
             completed = subprocess.run(
                 command,
                 input=payload,
                 capture_output=True,
-                pass_fds=(write_fd,),
+                pass_fds=(write_fd,) if seccomp_fd is None else (write_fd, seccomp_fd),
                 env=LAUNCH_ENV,
                 timeout=30,
                 start_new_session=True,
@@ -119,7 +141,7 @@ class BubblewrapBackend:
         except (OSError, subprocess.SubprocessError) as exc:
             return str(exc)
         finally:
-            for fd in (read_fd, write_fd):
+            for fd in (read_fd, write_fd, seccomp_fd if seccomp_fd is not None else -1):
                 if fd >= 0:
                     os.close(fd)
             if lease is not None:
@@ -127,6 +149,16 @@ class BubblewrapBackend:
         if envelope != b'{"ok": true, "value": "ok"}':
             return completed.stderr.decode(errors="replace").strip() or f"exit status {completed.returncode}"
         return None
+
+
+@functools.cache
+def supports(bwrap: str, option: str) -> bool:
+    """Whether this ``bwrap`` knows ``option`` (``--disable-userns`` came with bubblewrap 0.8)."""
+    try:
+        completed = subprocess.run([bwrap, "--help"], capture_output=True, env=LAUNCH_ENV, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option.encode() in completed.stdout + completed.stderr
 
 
 async def _release(lease: UidLease) -> None:

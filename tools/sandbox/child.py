@@ -69,6 +69,7 @@ class ChildSpec:
     user: int | None = None  # run as this uid/gid with no supplementary groups
     signal_offset: bool = False  # the launcher reports a child killed by signal N as 128 + N
     cleanup: Callable[[], Awaitable[None]] | None = None  # kills what escaped the process group
+    extra_fds: tuple[int, ...] = ()  # further fds the launcher reads (bwrap's seccomp program)
 
 
 async def run_child(spec: ChildSpec, payload: bytes, limits: SandboxLimits) -> SandboxResult:
@@ -84,7 +85,7 @@ async def run_child(spec: ChildSpec, payload: bytes, limits: SandboxLimits) -> S
             stderr=pipes.fds["stderr_w"],
             env=LAUNCH_ENV,
             cwd=spec.cwd,
-            pass_fds=(pipes.fds["result_w"],),
+            pass_fds=(pipes.fds["result_w"], *spec.extra_fds),
             start_new_session=True,
             **_identity(spec.user),
         )

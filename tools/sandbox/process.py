@@ -7,7 +7,8 @@ root) everything file permissions give an unprivileged uid: root-only files,
 process of the call's uid is killed afterwards, even ones that left the process group.
 
 What does not: world-readable files stay readable and the network is the host's.
-Prefer ``BubblewrapBackend``; see ``tools.sandbox.selection`` for when this one is used.
+Prefer ``BubblewrapBackend``; this one is used only when the operator names it
+(``TOOL_SANDBOX_BACKEND=unsafe-no-isolation``), and never without a per-call uid.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class ProcessBackend:
     name = "process"
 
     def __init__(self, *, python: str, uid_pool: UidPool | None) -> None:
+        if uid_pool is None or os.geteuid() != 0:
+            raise ValueError("The process backend runs each call under a uid of its own: the server must be root")
         self.python = python
         self.uid_pool = uid_pool
 
@@ -42,25 +45,23 @@ class ProcessBackend:
         env: dict[str, str],
         limits: SandboxLimits,
     ) -> SandboxResult:
-        lease = self.uid_pool.acquire() if self.uid_pool is not None else None
+        lease = self.uid_pool.acquire()
         workdir = tempfile.mkdtemp(prefix="agentserver-tool-")
         try:
-            uid = lease.uid if lease is not None else None
-            if uid is not None:
-                os.chown(workdir, uid, uid)
+            uid = lease.uid
+            os.chown(workdir, uid, uid)
             spec = ChildSpec(
                 argv_for=lambda fd: runner_command(self.python, fd, None),
                 cwd=workdir,
                 user=uid,
-                cleanup=(lambda: kill_every_process_of(uid, python=self.python)) if uid is not None else None,
+                cleanup=lambda: kill_every_process_of(uid, python=self.python),
             )
             payload = request_payload(source_code, function_name, arguments, sandbox_env(env, home=workdir), limits)
             return await run_child(spec, payload, limits)
         finally:
             await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
-            if lease is not None:
-                await wait_for_uid_exit(lease.uid)
-                lease.release()
+            await wait_for_uid_exit(lease.uid)
+            lease.release()
 
 
 async def kill_every_process_of(uid: int, *, python: str = sys.executable) -> None:

@@ -1,13 +1,16 @@
 """Which sandbox backend runs source tools here (``TOOL_SANDBOX_BACKEND``).
 
-- ``"auto"`` (default): bubblewrap when a probe call works; otherwise, when the
-  server runs as root, the process backend under dedicated uids (logged as a warning:
-  world-readable files and the network are then reachable); otherwise nothing, and
-  source tools fail with an error saying why. Code is never run without isolation
-  unless asked for.
-- ``"bubblewrap"``: bubblewrap or nothing.
-- ``"process"``: the process backend (without root, the call runs as the server's own
-  user: development only).
+The choice fails closed: tool source is untrusted, so code never runs without
+isolation unless the operator asked for that by name.
+
+- ``"auto"`` (default) and ``"bubblewrap"``: bubblewrap when a probe call works;
+  otherwise nothing, and source tools fail with an error result saying why (logged
+  as an error at start-up, see ``announce_sandbox``).
+- ``"unsafe-no-isolation"``: the process backend, a plain child process under a
+  dedicated per-call uid. World-readable files and the host's network (Redis, Postgres,
+  cloud metadata) are reachable from tools. It needs the server to run as root (for
+  the per-call uids) and is refused otherwise. Only for hosts where bubblewrap cannot
+  run and every tenant is trusted.
 - ``"disabled"``: source tools are switched off.
 - a dotted path: a class of your own implementing ``SandboxBackend`` (a container
   or remote sandbox), instantiated without arguments.
@@ -28,6 +31,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +51,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_UID_BASE = 1_900_000_000
 DEFAULT_UID_COUNT = 65_536
 RETRY_PROBE_SECONDS = 60.0
+UNSAFE_NO_ISOLATION = "unsafe-no-isolation"
+_CHOICES = f"auto, bubblewrap, {UNSAFE_NO_ISOLATION}, disabled or a dotted class path"
 _SYSTEM_PYTHONS = ("/usr/local/bin/python3", "/usr/bin/python3")
 
 
@@ -101,8 +107,22 @@ def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
     if key.choice == "disabled":
         return UnavailableBackend("Source tools are disabled on this server (TOOL_SANDBOX_BACKEND=disabled)."), False
     if key.choice == "process":
+        raise ImproperlyConfigured(
+            f"TOOL_SANDBOX_BACKEND='process' runs tools without isolation and is now spelled "
+            f"{UNSAFE_NO_ISOLATION!r}; prefer bubblewrap."
+        )
+    if key.choice == UNSAFE_NO_ISOLATION:
         if uid_pool is None:
-            logger.warning("Tool sandbox: process backend without root, so tools run as the server's own user.")
+            logger.error("Tool sandbox: %s needs the server to run as root (one uid per call).", UNSAFE_NO_ISOLATION)
+            return UnavailableBackend(
+                f"Source tools cannot run: TOOL_SANDBOX_BACKEND={UNSAFE_NO_ISOLATION} needs the server to run "
+                "as root, so that every call gets a uid of its own."
+            ), False
+        logger.warning(
+            "Tool sandbox: %s. Tools run WITHOUT ISOLATION: world-readable files and the host's network "
+            "are reachable from every tenant's tools.",
+            UNSAFE_NO_ISOLATION,
+        )
         return _process_backend(key.python, uid_pool), False
     if key.choice in {"auto", "bubblewrap"}:
         bwrap = _bwrap_path()
@@ -111,30 +131,38 @@ def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
             problem = BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool).probe()
             if problem is None:
                 return BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool), False
-        provisional = bwrap is not None
-        if key.choice == "auto" and uid_pool is not None:
-            logger.warning(
-                "Tool sandbox: bubblewrap is unusable (%s); falling back to the process backend under "
-                "dedicated uids. World-readable files and the network are reachable from tools.",
-                problem,
-            )
-            return _process_backend(key.python, uid_pool), provisional
-        logger.error("Tool sandbox: no usable sandbox (%s); source tools will fail.", problem)
+        logger.error(
+            "Tool sandbox: bubblewrap is unusable (%s); source tools are REFUSED until it works. "
+            "Give the server a host where bubblewrap can create namespaces (see the README, Security).",
+            problem,
+        )
         reason = (
             f"Source tools cannot run: this server has no working sandbox ({problem}). "
-            "An operator must install bubblewrap or run the worker as root."
+            "An operator must make bubblewrap usable; tools are never run without isolation."
         )
-        return UnavailableBackend(reason), provisional
+        return UnavailableBackend(reason), bwrap is not None
     if "." in key.choice:
         return import_string(key.choice)(), False
-    raise ImproperlyConfigured(
-        f"TOOL_SANDBOX_BACKEND={key.choice!r}: use auto, bubblewrap, process, disabled or a dotted class path."
-    )
+    raise ImproperlyConfigured(f"TOOL_SANDBOX_BACKEND={key.choice!r}: use {_CHOICES}.")
 
 
-def _process_backend(python: str, uid_pool: UidPool | None) -> SandboxBackend:
+def announce_sandbox() -> None:
+    """Resolve the backend now (in a thread) so a missing sandbox is logged when the server starts."""
+
+    def resolve() -> None:
+        try:
+            backend = get_sandbox_backend()
+        except ImproperlyConfigured as exc:
+            logger.error("Tool sandbox: %s", exc)
+            return
+        logger.info("Tool sandbox: %s", backend.name)
+
+    threading.Thread(target=resolve, name="sandbox-probe", daemon=True).start()
+
+
+def _process_backend(python: str, uid_pool: UidPool) -> SandboxBackend:
     """Under a dedicated uid the interpreter must be usable by anyone (pyenv under /root is not)."""
-    if uid_pool is None or world_usable(python):
+    if world_usable(python):
         return ProcessBackend(python=python, uid_pool=uid_pool)
     usable = next((candidate for candidate in _SYSTEM_PYTHONS if world_usable(candidate)), None)
     if usable is None:

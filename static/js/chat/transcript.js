@@ -17,6 +17,22 @@ const STATUS_TEXT = {
   error: "Error",
 };
 
+/** A compaction: older messages left the model's context; they stay here, and the summary is one click away. */
+function summaryNotice(message) {
+  let summary = message.content;
+  try {
+    summary = JSON.parse(message.content).message.split("\n").slice(2).join("\n");
+  } catch {
+    // Not Letta's system alert: show the text as stored.
+  }
+  return h(
+    "details",
+    { className: "notice summary muted" },
+    h("summary", { text: "Earlier messages were summarized" }),
+    h("p", { className: "summary-text", text: summary }),
+  );
+}
+
 function usageText(usage) {
   const steps = usage.step_count ? ` · ${usage.step_count} step${usage.step_count === 1 ? "" : "s"}` : "";
   const estimated = usage.estimated ? " (estimated)" : "";
@@ -103,6 +119,7 @@ export class Transcript {
     switch (message.message_type) {
       case "user_message": {
         if (entry.row.kind === "login_notice") return h("p", { className: "notice muted", text: "Conversation started" });
+        if (entry.row.kind === "summary") return summaryNotice(message);
         const text = typeof message.content === "string" ? message.content : message.content.map((p) => p.text ?? "").join("\n");
         return h("div", { className: "bubble user", text });
       }

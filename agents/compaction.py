@@ -1,0 +1,119 @@
+"""Storing a compaction, and compacting an agent's context on request.
+
+A compaction appends the summary row and moves the context's pointers in one
+transaction (``store_compaction``): the engine's store calls it inside a turn, and
+``agent_summarize`` (``POST /v1/agents/{id}/summarize``) calls it between turns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.db.models import Max
+
+from agents.engine.compaction import SUMMARY_KIND, plan_compaction, summary_content, summary_of, summary_request
+from agents.errors import AgentBusy, Conflict
+from agents.llm.base import LLMError, TextDelta
+from agents.llm.registry import get_llm_client
+from agents.models import Agent, Message, MessageRole, Run
+
+if TYPE_CHECKING:
+    from agents.engine.compaction import CompactionPlan
+    from agents.engine.store import MessageSnapshot
+    from agents.llm.base import LLMClient
+
+# Asked for explicitly, a compaction keeps about the newest 30% of the conversation (as Letta).
+REQUESTED_EVICT_SHARE = 0.7
+SUMMARY_MAX_TOKENS = 1024
+
+
+class SummarizeAnswer(TypedDict):
+    summary: str | None
+    num_messages_before: int
+    num_messages_after: int
+
+
+class ContextMovedOn(Conflict):
+    default_detail = "CONFLICT: The conversation changed while it was being summarized. Try again."
+
+
+def store_compaction(
+    *, agent_id: Any, organization_id: Any, run_id: Any, seq: int, summary: str, keep_from_seq: int, evicted: int
+) -> Message:
+    """Append the summary row at ``seq`` and start the context's rows at ``keep_from_seq``.
+
+    Call inside the transaction that owns the agent's rows (a turn's store, or ``agent_summarize``).
+    """
+    row = Message.objects.create(
+        organization_id=organization_id,
+        agent_id=agent_id,
+        seq=seq,
+        role=MessageRole.USER,
+        content=[{"type": "text", "text": summary_content(summary)}],
+        metadata={"kind": SUMMARY_KIND, "evicted_messages": evicted},
+        run_id=run_id,
+    )
+    Agent.objects.filter(pk=agent_id).update(context_summary_seq=seq, context_keep_seq=keep_from_seq)
+    return row
+
+
+def _pointers(agent: Agent) -> tuple[int, int | None, int | None]:
+    return agent.context_start_seq, agent.context_summary_seq, agent.context_keep_seq
+
+
+def _context(agent: Agent) -> tuple[list[MessageSnapshot], LLMClient, str]:
+    rows = [m.snapshot() for m in Message.objects.in_context(agent)]
+    client, model = get_llm_client(agent.model, organization=agent.organization)
+    return rows, client, model
+
+
+def _store(agent: Agent, plan: CompactionPlan, summary: str) -> int:
+    with transaction.atomic():
+        locked = Agent.objects.select_for_update().get(pk=agent.pk)
+        if Run.objects.filter(agent_id=agent.pk).active().exists():
+            raise AgentBusy()
+        if _pointers(locked) != _pointers(agent):
+            raise ContextMovedOn()
+        last = Message.objects.filter(agent_id=agent.pk).aggregate(m=Max("seq"))["m"]
+        store_compaction(
+            agent_id=agent.pk,
+            organization_id=agent.organization_id,
+            run_id=None,
+            seq=(last if last is not None else -1) + 1,
+            summary=summary,
+            keep_from_seq=plan.keep_from_seq,
+            evicted=len(plan.evicted),
+        )
+        locked.refresh_from_db()
+        return Message.objects.in_context(locked).count()
+
+
+async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
+    """Summarize the older part of ``agent``'s context now (refused with 409 while a run is active).
+
+    Answers Letta's ``{summary, num_messages_before, num_messages_after}``; with nothing to
+    evict, the summary is the current one (or ``None``) and the counts are equal.
+    """
+    if await Run.objects.filter(agent_id=agent.pk).active().aexists():
+        raise AgentBusy()
+    rows, client, model = await sync_to_async(_context)(agent)
+    plan = plan_compaction(rows, evict_share=REQUESTED_EVICT_SHARE)
+    if plan is None:
+        current = next((row for row in rows if row.metadata.get("kind") == SUMMARY_KIND), None)
+        summary = summary_of(current) if current else None
+        return {"summary": summary, "num_messages_before": len(rows), "num_messages_after": len(rows)}
+    max_tokens = max(64, min(SUMMARY_MAX_TOKENS, agent.context_window // 8))
+    text = ""
+    try:
+        async for event in client.generate(summary_request(plan, model=model, max_tokens=max_tokens), stream=False):
+            if isinstance(event, TextDelta):
+                text += event.text
+    except LLMError as exc:
+        raise Conflict(f"Summarizing the conversation failed: {exc}") from exc
+    text = text.strip()[: max_tokens * 4]
+    if not text:
+        raise Conflict("The model returned an empty summary of the conversation.")
+    after = await sync_to_async(_store)(agent, plan, text)
+    return {"summary": text, "num_messages_before": len(rows), "num_messages_after": after}

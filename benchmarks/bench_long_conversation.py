@@ -1,0 +1,148 @@
+"""Long conversations: per-turn overhead and queries per step at 1,000 and 10,000 rows of
+history, with real compactions keeping a 4,000-token window, and what a compaction costs.
+
+The model answers instantly in-process (a turn's answer, or a short summary when the
+request is a compaction's), so what is measured is our own work: loading the context,
+sizing the request, compacting, persisting. Prints figures; asserts nothing:
+
+    .venv/bin/python benchmarks/bench_long_conversation.py               # SQLite file
+    .venv/bin/python benchmarks/bench_long_conversation.py --postgres    # database agentserver_bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+
+from bench_engine import QueryCounter, configure
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[int(share * (len(ordered) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--histories", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--turns", type=int, default=150)
+    parser.add_argument("--window", type=int, default=4_000)
+    args = parser.parse_args()
+    configure(args.postgres)
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connections
+    from django.db.backends.signals import connection_created
+
+    from accounts.models import Organization
+    from agents import services
+    from agents.compaction import store_compaction
+    from agents.engine.compaction import request_tokens
+    from agents.engine.inputs import UserInput
+    from agents.llm.base import Completed, TextDelta, Usage
+    from agents.models import Agent, Message, Run
+    from agents.turns import open_turn
+
+    call_command("migrate", verbosity=0)
+
+    class InstantModel:
+        provider = "instant"
+
+        def __init__(self) -> None:
+            self.largest = 0
+            self.summaries = 0
+
+        async def generate(self, request, *, stream):  # type: ignore[no-untyped-def]
+            self.largest = max(self.largest, request_tokens(request))
+            if request.purpose == "summary":
+                self.summaries += 1
+                yield TextDelta("The user and the assistant talked about lorem ipsum at length.")
+            else:
+                yield TextDelta("Sure, here is a considered answer about lorem ipsum. " * 4)
+            yield Completed(finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=2))
+
+    organization = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}")
+    counter = QueryCounter()
+    connection_created.connect(
+        lambda sender, connection, **kwargs: connection.execute_wrappers.append(counter), weak=False
+    )
+    print(f"database: {connections['default'].vendor}; zero-latency in-process model; window {args.window} tokens")
+
+    for history in args.histories:
+        agent = services.agent_create(
+            organization=organization, name=f"h{history}", model="demo/echo-1", context_window=args.window
+        )
+        start = Message.objects.filter(agent=agent).count()
+        Message.objects.bulk_create(
+            [
+                Message(
+                    organization=organization,
+                    agent=agent,
+                    seq=start + i,
+                    role="user" if i % 2 == 0 else "assistant",
+                    content=[{"type": "text", "text": f"message {i} " + "lorem ipsum " * 8}],
+                )
+                for i in range(history)
+            ],
+            batch_size=1000,
+        )
+        # As after earlier compactions: a summary heads the context, the last 20 rows follow it.
+        store_compaction(
+            agent_id=agent.pk,
+            organization_id=organization.pk,
+            run_id=None,
+            seq=start + history,
+            summary="Earlier, lorem ipsum.",
+            keep_from_seq=start + history - 20,
+            evicted=history - 20,
+        )
+        agent.refresh_from_db()
+        model = InstantModel()
+
+        async def one_turn(agent: Agent = agent, model: InstantModel = model) -> tuple[float, int, bool]:
+            run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
+            summaries, queries = model.summaries, counter.count
+            began = time.perf_counter()
+            turn = await open_turn(
+                agent=agent, run=run, turn_input=[UserInput("tell me more " + "lorem " * 40)], llm=model
+            )
+            async for _ in turn.events():
+                pass
+            return time.perf_counter() - began, counter.count - queries, model.summaries > summaries
+
+        async def measure() -> list[tuple[float, int, bool]]:
+            for _ in range(5):
+                await one_turn()
+            return [await one_turn() for _ in range(args.turns)]
+
+        results = asyncio.run(measure())
+        plain = [(t * 1000, q) for t, q, compacted in results if not compacted]
+        compacting = [(t * 1000, q) for t, q, compacted in results if compacted]
+        ms = [t for t, _ in plain]
+        print(
+            f"history {history:>6} rows: per turn p50={statistics.median(ms):.2f} ms p90={percentile(ms, 0.9):.2f} ms, "
+            f"queries per step={statistics.mean(q for _, q in plain):.1f}; "
+            f"{len(compacting)} compactions in {args.turns} turns, a compacting turn "
+            f"p50={statistics.median(t for t, _ in compacting):.2f} ms "
+            f"with {statistics.mean(q for _, q in compacting):.1f} queries; "
+            f"largest request {model.largest} tokens (estimate) of {args.window}"
+            if compacting
+            else f"history {history:>6} rows: p50={statistics.median(ms):.2f} ms; no compaction in {args.turns} turns"
+        )
+
+
+if __name__ == "__main__":
+    main()
