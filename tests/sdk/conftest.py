@@ -44,11 +44,18 @@ def sdk_python(version: str) -> Path:
 
 
 def run_driver(
-    version: str, server: LiveServer, fake_llm_server: FakeLLMServer, scenarios: list[str]
+    version: str,
+    server: LiveServer,
+    fake_llm_server: FakeLLMServer,
+    scenarios: list[str],
+    *,
+    model: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``scenarios`` with that SDK version; the driver's JSON report."""
+    """Run ``scenarios`` with that SDK version (seed flows on ``model``, when given); the driver's JSON report."""
+    options = [f"--model={model}"] if model else []
+    arguments = [*options, server.url, server.api_key, fake_llm_server.url, *scenarios]
     result = subprocess.run(
-        [str(sdk_python(version)), str(DRIVER), server.url, server.api_key, fake_llm_server.url, *scenarios],
+        [str(sdk_python(version)), str(DRIVER), *arguments],
         capture_output=True,
         text=True,
         timeout=DRIVER_TIMEOUT_S,

@@ -1,6 +1,6 @@
 """Scenarios run by letta-client 1.x in its own virtualenv, against a live server.
 
-Usage: ``python driver.py BASE_URL API_KEY FAKE_LLM_URL SCENARIO [SCENARIO ...]``; prints one JSON
+Usage: ``python driver.py [--model=HANDLE] BASE_URL API_KEY FAKE_LLM_URL SCENARIO [SCENARIO ...]``; prints one JSON
 object ``{scenario: {"ok": bool, "error": str | None, "facts": {...}}}``. This file is run by the
 SDK's interpreter, not the project's: it imports nothing from the project.
 """
@@ -72,8 +72,9 @@ def paged_tool_{index}(x: int) -> str:
 class Context:
     """The clients of one run of the driver, and a log of every request the SDK sent."""
 
-    def __init__(self, base_url: str, api_key: str, fake_llm_url: str) -> None:
+    def __init__(self, base_url: str, api_key: str, fake_llm_url: str, model: str | None = None) -> None:
         self.fake_llm_url = fake_llm_url
+        self.model = model
         self.sent: list[tuple[str, str, dict[str, str]]] = []
         http = httpx.Client(event_hooks={"request": [self._record]}, timeout=60)
         self.client = Letta(base_url=base_url, api_key=api_key, http_client=http)
@@ -387,10 +388,12 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
 
 
 def main(argv: list[str]) -> int:
+    """``--model=<handle>`` (optional, first) is the model seed 000's flows give their agent."""
+    model = argv.pop(0).removeprefix("--model=") if argv and argv[0].startswith("--model=") else None
     base_url, api_key, fake_llm_url, *names = argv
     report: dict[str, Any] = {"version": letta_client.__version__}
     for name in names or list(SCENARIOS):
-        ctx = Context(base_url, api_key, fake_llm_url)
+        ctx = Context(base_url, api_key, fake_llm_url, model)
         try:
             SCENARIOS[name](ctx)
             report[name] = {"ok": True, "error": None, "facts": ctx.facts}

@@ -8,6 +8,12 @@ module-level constants (fixed ``otid``s included), calls and assertions, with 1.
 of a list page, attributes of typed ``tool_calls`` / ``tool_returns`` / ``approvals``.
 1.x has no ``agents.context.retrieve``: those checks are left out. The seed's patched
 model error is a fault scripted on the fake model.
+
+The flows also run with an ``openai/…`` model (``ctx.model``). The seed expects a
+``reasoning_message`` before each answer, which Anthropic's extended thinking gives;
+OpenAI's own chat models send no reasoning, so there the fake plays an
+OpenAI-compatible server that streams ``reasoning_content`` (DeepSeek, vLLM), the one
+OpenAI-wire form whose answers have the shape these assertions expect.
 """
 
 from __future__ import annotations
@@ -120,13 +126,15 @@ class Seed:
             tool_ids=[approval_tool.id, dice_tool.id],
             include_base_tool_rules=False,
             tool_rules=[],
-            model="anthropic/claude-sonnet-4-5-20250929",
+            model=ctx.model or "anthropic/claude-sonnet-4-5-20250929",
             embedding="openai/text-embedding-3-small",
             tags=["approval_test"],
         )
         self.agent = self.client.agents.update(
             agent.id, llm_config=dict(agent.llm_config.model_dump(), parallel_tool_calls=True)
         )
+        provider = (ctx.model or "anthropic/").split("/")[0]
+        check(self.agent.llm_config.model_endpoint_type == provider, f"the agent talks {provider}")
 
     def send(self, messages: list[Any]) -> Any:
         return self.client.agents.messages.create(self.agent.id, messages=messages)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 VERSIONS = ["1.12.0", "1.12.1"]
 # Seed 000's flows use ``tools.upsert_from_function``, which 1.12.1 no longer has.
 SEED_VERSION = "1.12.0"
+# Seed 000's flows again, with an OpenAI-wire model (see ``seed_000_1x``'s docstring).
+OPENAI_MODEL = "openai/gpt-4o-mini"
 SCENARIOS = [
     "create_update_retrieve_delete",
     "iterate_agents_across_pages",
@@ -43,7 +45,12 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
-    env = {"ANTHROPIC_BASE_URL": fake_llm_server.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+    env = {
+        "ANTHROPIC_BASE_URL": fake_llm_server.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "OPENAI_BASE_URL": fake_llm_server.base_url_openai,
+        "OPENAI_API_KEY": "sk-test",
+    }
     with start_live_server(tmp_path_factory.mktemp("sdk-1x"), extra_env=env) as live:
         yield live
 
@@ -69,6 +76,17 @@ def test_the_scenario_passes_with_letta_client_1x(reports, version: str, scenari
 @pytest.mark.parametrize("flow", list(FLOWS))
 def test_seed_000s_flow_passes_in_1x_idioms(reports, flow: str) -> None:
     outcome = reports[SEED_VERSION][flow]
+    assert outcome["ok"], outcome["error"]
+
+
+@pytest.fixture(scope="module")
+def openai_report(reports, server: LiveServer, fake_llm_server: FakeLLMServer) -> dict[str, Any]:
+    return run_driver(SEED_VERSION, server, fake_llm_server, list(FLOWS), model=OPENAI_MODEL)
+
+
+@pytest.mark.parametrize("flow", list(FLOWS))
+def test_seed_000s_flow_passes_with_an_openai_model(openai_report, flow: str) -> None:
+    outcome = openai_report[flow]
     assert outcome["ok"], outcome["error"]
 
 
