@@ -107,7 +107,7 @@ def test_an_unknown_order_or_order_by_is_a_422(alice_api, rows, route):
     assert alice_api.get(path, {"order_by": "created_at"}).status_code == 200
 
 
-def test_iterating_seven_agents_two_at_a_time_takes_four_requests(alice_api, cast):
+def test_iterating_seven_agents_two_at_a_time_takes_four_pages_and_the_empty_one_that_ends_it(alice_api, cast):
     for index in range(7):
         services.agent_create(organization=cast.org_a, name=f"seven-{index}", model="demo/echo-1")
 

@@ -104,6 +104,6 @@ def test_a_conflict_reaches_the_server_once(reports, server: LiveServer, version
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_iterating_seven_agents_two_at_a_time(reports, version: str) -> None:
+def test_iterating_seven_agents_two_at_a_time_takes_four_pages_and_the_empty_one(reports, version: str) -> None:
     # Four pages of 2, 2, 2 and 1 agents, then the empty page 1.x asks for before it stops.
     assert reports[version]["iterate_agents_across_pages"]["facts"]["requests"] == 5
