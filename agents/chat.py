@@ -17,8 +17,11 @@ from django.db.models import Exists, OuterRef
 
 from accounts.access import membership_for
 from agents import run_state
+from agents.context import context_overview
 from agents.engine.inputs import ApprovalCreate, ApprovalItem, MessageCreate, ToolReturnItem, TurnRequest
 from agents.errors import ApplicationError
+from agents.memory.selectors import agent_blocks
+from agents.memory.services import panel_block
 from agents.models import Agent, Message, MessageRole, Run, RunStatus, Step
 from agents.runs import RunMode, run_start
 from agents.selectors import message_list, pending_approval_row
@@ -102,7 +105,8 @@ def chat_history(*, agent: Agent, before: str | None = None, limit: int = HISTOR
     """A page of rows older than the row ``before`` (a message id), newest page first.
 
     Also gives the runs those rows belong to (for per-turn usage) and, on the first
-    page, the agent's latest run (is one active? did the last one fail?).
+    page, the agent's latest run (is one active? did the last one fail?) and its
+    memory (``chat_memory``).
     """
     rows = message_list(agent=agent, before=before, limit=limit + 1, order="desc")
     has_more = len(rows) > limit
@@ -116,7 +120,21 @@ def chat_history(*, agent: Agent, before: str | None = None, limit: int = HISTOR
         run = latest_run(agent)
         page["run"] = run_summary(run) if run else None
         page["pending_approval"] = approval_request(pending_approval_row(agent))
+        page.update(chat_memory(agent=agent))
     return page
+
+
+def chat_memory(*, agent: Agent) -> dict[str, Any]:
+    """The memory panel's state: the agent's blocks in prompt order, and tokens in context of the window."""
+    overview = context_overview(agent=agent)
+    return {
+        "memory": [panel_block(block) for block in agent_blocks(agent)],
+        "context": {
+            "current": overview["context_window_size_current"],
+            "max": overview["context_window_size_max"],
+            "estimated": bool(overview.get("token_counts_estimated")),
+        },
+    }
 
 
 def chat_sync(*, agent: Agent, after_seq: int, limit: int = SYNC_PAGE_ROWS) -> dict[str, Any]:

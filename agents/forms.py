@@ -123,3 +123,25 @@ class AgentForm(forms.Form):
 
 class AgentSearchForm(forms.Form):
     q = forms.CharField(label="Search agents", required=False, max_length=200)
+
+
+class PassageSearchForm(forms.Form):
+    q = forms.CharField(label="Search archival memory", required=False, max_length=500)
+
+
+class PassageForm(forms.Form):
+    """A new passage of an agent's archival memory: its text, and tags separated by commas."""
+
+    text = forms.CharField(label="Text", widget=forms.Textarea(attrs={"rows": 3}), max_length=100_000)
+    tags = forms.CharField(
+        label="Tags", required=False, max_length=1000, help_text="Optional, separated by commas (e.g. work, travel)."
+    )
+
+    def clean_text(self) -> str:
+        text = str(self.cleaned_data["text"]).strip()
+        if not text:
+            raise forms.ValidationError("Write something to remember.")
+        return text
+
+    def clean_tags(self) -> list[str]:
+        return [tag.strip() for tag in str(self.cleaned_data.get("tags") or "").split(",") if tag.strip()]

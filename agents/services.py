@@ -19,6 +19,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.errors import InvalidArgument, NotFound
+from agents.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
+from agents.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
 from tools.models import AgentTool, Tool
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from accounts.models import Organization, User
 
 MODEL_PROVIDERS = ("anthropic", "demo", "openai")
-DEFAULT_EMBEDDING_HANDLE = "openai/text-embedding-3-small"
 EMBEDDING_PROVIDERS = ("demo", "letta", "openai")
 TOOL_RULE_TYPES = frozenset(
     {
@@ -79,12 +80,6 @@ def base_tools_for(organization: Organization, agent_type: str | None) -> list[T
 
 
 # --- validation ---------------------------------------------------------------------------
-
-
-def split_handle(handle: str) -> tuple[str, str]:
-    """``("anthropic", "claude-sonnet-4-5-20250929")`` for ``anthropic/claude-sonnet-4-5-20250929``."""
-    provider, _, model = handle.partition("/")
-    return provider, model
 
 
 def validate_model_handle(handle: str) -> str:

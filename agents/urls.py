@@ -9,6 +9,14 @@ urlpatterns = [
     path("agents/new/", views.agent_create, name="create"),
     path("agents/<str:agent_id>/", views.agent_chat, name="chat"),
     path("agents/<str:agent_id>/history/", views.chat_history, name="chat_history"),
+    path("agents/<str:agent_id>/memory/", views.chat_memory, name="chat_memory"),
+    path("agents/<str:agent_id>/memory/<str:block_id>/", views.chat_block_save, name="chat_block_save"),
+    path("agents/<str:agent_id>/archival/", views.agent_archival, name="archival"),
+    path(
+        "agents/<str:agent_id>/archival/<str:passage_id>/delete/",
+        views.agent_archival_delete,
+        name="archival_delete",
+    ),
     path("agents/<str:agent_id>/edit/", views.agent_edit, name="edit"),
     path("agents/<str:agent_id>/delete/", views.agent_delete, name="delete"),
 ]

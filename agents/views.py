@@ -1,4 +1,5 @@
-"""Agent pages: list with search, create, edit, delete, and the chat (its page and its history JSON).
+"""Agent pages: list with search, create, edit, delete, the chat (its page, its history and memory JSON)
+and the agent's archival memory.
 
 Every agent is looked up with ``get_for_org`` in the request's organization, so an
 agent of another organization is a 404. Writes go through ``agents.services``.
@@ -6,22 +7,26 @@ agent of another organization is a 404. Writes go through ``agents.services``.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.db import transaction
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import get_for_org
 from accounts.decorators import membership_required
 from agents import chat, selectors, services
 from agents.errors import ApplicationError, NotFound
-from agents.forms import AgentForm, AgentSearchForm
+from agents.forms import AgentForm, AgentSearchForm, PassageForm, PassageSearchForm
 from agents.llm.intents import example_call
 from agents.llm.registry import model_info
+from agents.memory import archival
+from agents.memory import selectors as memory_selectors
+from agents.memory import services as memory_services
 from agents.models import Agent
 from tools.models import AgentTool
 
@@ -138,6 +143,7 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
         "agentName": agent.name,
         "socketPath": f"/ws/agents/{agent.public_id}/",
         "historyUrl": reverse("agents:chat_history", kwargs={"agent_id": agent.public_id}),
+        "memoryUrl": reverse("agents:chat_memory", kwargs={"agent_id": agent.public_id}),
         "suggestions": demo_suggestions(agent),
     }
     return render(
@@ -157,3 +163,76 @@ def chat_history(request: OrganizationHttpRequest, agent_id: str) -> JsonRespons
     except NotFound as exc:
         return JsonResponse({"detail": str(exc)}, status=404)
     return JsonResponse(page)
+
+
+@membership_required
+@require_GET
+def chat_memory(request: OrganizationHttpRequest, agent_id: str) -> JsonResponse:
+    """The memory panel's state: the agent's blocks and its context meter."""
+    agent = get_for_org(Agent, request.organization, agent_id)
+    return JsonResponse(chat.chat_memory(agent=agent))
+
+
+@membership_required
+@require_POST
+def chat_block_save(request: OrganizationHttpRequest, agent_id: str, block_id: str) -> JsonResponse:
+    """Save a block's value from the memory panel (``{"value": "..."}``); 400 with a ``detail`` when refused."""
+    agent = get_for_org(Agent, request.organization, agent_id)
+    try:
+        value = json.loads(request.body or b"{}").get("value")
+    except (ValueError, AttributeError):
+        value = None
+    if not isinstance(value, str):
+        return JsonResponse({"detail": "Send the block's new value as a string."}, status=400)
+    try:
+        block = memory_services.agent_block_set_value(agent=agent, block_id=block_id, value=value)
+    except ApplicationError as exc:
+        return JsonResponse({"detail": str(exc)}, status=exc.status_code)
+    return JsonResponse({"block": memory_services.panel_block(block)})
+
+
+ARCHIVAL_PAGE_ROWS = 100
+
+
+@membership_required
+@require_http_methods(["GET", "POST"])
+def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
+    """The agent's archival memory: newest passages first, or the best matches of a search; add one."""
+    agent = get_for_org(Agent, request.organization, agent_id)
+    form = PassageForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            archival.passage_insert(agent=agent, text=form.cleaned_data["text"], tags=form.cleaned_data["tags"])
+        except ApplicationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Added to archival memory.")
+            return redirect("agents:archival", agent_id=agent.public_id)
+    search = PassageSearchForm(request.GET)
+    query = search.cleaned_data["q"].strip() if search.is_valid() else ""
+    if query:
+        passages = archival.passage_search(agent=agent, query=query, top_k=ARCHIVAL_PAGE_ROWS)
+    else:
+        passages = memory_selectors.passage_list(agent=agent, ascending=False, limit=ARCHIVAL_PAGE_ROWS)
+    context = {
+        "agent": agent,
+        "form": form,
+        "search": search,
+        "query": query,
+        "passages": passages,
+        "total": archival.passage_count(organization_id=agent.organization_id, agent_id=agent.pk),
+    }
+    return render(request, "agents/archival.html", context)
+
+
+@membership_required
+@require_POST
+def agent_archival_delete(request: OrganizationHttpRequest, agent_id: str, passage_id: str) -> HttpResponse:
+    agent = get_for_org(Agent, request.organization, agent_id)
+    try:
+        passage = memory_selectors.passage_get(agent=agent, passage_id=passage_id)
+    except NotFound:
+        raise Http404("Passage not found") from None
+    archival.passage_delete(passage=passage)
+    messages.success(request, "Deleted the passage.")
+    return redirect("agents:archival", agent_id=agent.public_id)

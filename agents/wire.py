@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.utils import timezone
 
+from agents.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
 from agents.memory.wire import blocks_json, memory_json
 from agents.models import MessageRole, RunStatus
-from agents.services import DEFAULT_EMBEDDING_HANDLE, split_handle
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

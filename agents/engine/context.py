@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -179,10 +178,3 @@ async def build_step_request(
 def estimate_tokens(text: str) -> int:
     """A rough token count (about four characters a token) for when no provider count exists."""
     return (len(text) + 3) // 4
-
-
-def estimate_request_tokens(request: LLMRequest) -> int:
-    body = json.dumps(
-        {"s": request.system, "t": [repr(t) for t in request.turns], "f": [repr(t) for t in request.tools]}
-    )
-    return estimate_tokens(body)

@@ -3,7 +3,8 @@
 See ``LETTA_WIRE.md`` ("What Letta sends to Anthropic"): ``system`` as text blocks,
 extended thinking with temperature 1.0, ``tool_choice`` carrying
 ``disable_parallel_tool_use``, consecutive user-side turns merged into one user
-message, and earlier thinking blocks sent back with their signatures.
+message, and earlier thinking blocks sent back with their signatures. Cache
+breakpoints mark the system prompt and the conversation so far.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+EPHEMERAL = {"type": "ephemeral"}
 
 
 def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
@@ -36,6 +38,8 @@ def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     if request.system:
         body["system"] = [{"type": "text", "text": request.system}]
     body["messages"] = to_messages(request.turns)
+    if request.purpose == "turn":
+        _mark_cache_breakpoints(body)
     if request.tools:
         body["tools"] = [
             {
@@ -59,6 +63,16 @@ def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     if stream:
         body["stream"] = True
     return body
+
+
+def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Let Anthropic cache the prompt's prefix: tools and system (unchanged while memory is), and
+    the conversation up to this request's last message (the next step's request starts with it)."""
+    if body.get("system"):
+        body["system"][-1]["cache_control"] = EPHEMERAL
+    last = body["messages"][-1] if body["messages"] else None
+    if last is not None and last["role"] == "user" and isinstance(last.get("content"), list) and last["content"]:
+        last["content"][-1]["cache_control"] = EPHEMERAL
 
 
 def build_headers(request: LLMRequest, *, stream: bool) -> dict[str, str]:

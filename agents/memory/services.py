@@ -7,9 +7,11 @@ API may still edit a read-only block, as on Letta.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.db.models import Max
 
@@ -19,6 +21,10 @@ from agents.models import Agent, AgentBlock, Block
 
 if TYPE_CHECKING:
     from accounts.models import Organization
+
+logger = logging.getLogger(__name__)
+
+EditedBy = Literal["tool", "api", "user"]
 
 PERSONA_DESCRIPTION = (
     "The persona block: Stores details about your current persona, guiding how you behave and respond. "
@@ -99,8 +105,11 @@ def block_create(*, organization: Organization, **fields: Any) -> Block:
 
 
 @transaction.atomic
-def block_update(*, block: Block, **fields: Any) -> Block:
-    """Change the given fields (``None`` leaves one as it is); a value past the limit is a ``BlockLimitExceeded``."""
+def block_update(*, block: Block, by: EditedBy = "api", **fields: Any) -> Block:
+    """Change the given fields (``None`` leaves one as it is); a value past the limit is a ``BlockLimitExceeded``.
+
+    ``by`` says who edits, for the ``memory_updated`` announcement (``block_save``).
+    """
     block = Block.objects.select_for_update().get(pk=block.pk)
     changes = {key: value for key, value in fields.items() if key in BLOCK_FIELDS and value is not None}
     if "label" in changes and changes["label"] != block.label:
@@ -117,8 +126,83 @@ def block_update(*, block: Block, **fields: Any) -> Block:
         setattr(block, key, value)
     if len(block.value) > block.limit:
         raise BlockLimitExceeded(block.limit, len(block.value))
+    return block_save(block=block, by=by)
+
+
+@transaction.atomic
+def block_save(*, block: Block, by: EditedBy, run_id: Any = None, message_id: Any = None) -> Block:
+    """The one writer of a block's value (and fields): save it, and once committed announce it.
+
+    Every agent the block is attached to hears ``memory_updated`` on its group
+    (``memory_updated_payload``), so a shared block updates every open chat.
+    ``run_id`` and ``message_id`` (row pks) say which run and tool row made a tool's edit.
+    """
     block.save()
+    _announce(block=block, by=by, run_id=run_id, message_id=message_id)
     return block
+
+
+def _announce(*, block: Block, by: EditedBy, run_id: Any = None, message_id: Any = None) -> None:
+    agent_ids = list(AgentBlock.objects.filter(block=block).order_by("agent_id").values_list("agent_id", flat=True))
+    payload = memory_updated_payload(block=block, agent_ids=agent_ids, by=by, run_id=run_id, message_id=message_id)
+
+    def announce() -> None:
+        from agents.broadcast import publish
+
+        for agent_id in agent_ids:
+            try:
+                async_to_sync(publish)(agent_id, [payload])
+            except Exception:
+                # The edit is committed either way; a tab that missed it reads the block on its next load.
+                logger.exception("Could not tell the tabs of agent %s that block %s changed", agent_id, block.pk)
+
+    transaction.on_commit(announce)
+
+
+def panel_block(block: Block) -> dict[str, Any]:
+    """A block as the chat's memory panel shows it."""
+    return {
+        "id": block.public_id,
+        "label": block.label,
+        "value": block.value,
+        "limit": block.limit,
+        "chars": len(block.value),
+        "read_only": block.read_only,
+        "description": block.description,
+    }
+
+
+def memory_updated_payload(
+    *, block: Block, agent_ids: Sequence[Any], by: EditedBy, run_id: Any = None, message_id: Any = None
+) -> dict[str, Any]:
+    """The ``memory_updated`` payload: state, not a run event, so it has no ``seq``."""
+    from agents.wire import public_id
+
+    return {
+        "type": "memory_updated",
+        "block": panel_block(block),
+        "agent_ids": [public_id("agent", agent_id) for agent_id in agent_ids],
+        "by": by,
+        "run_id": public_id("run", run_id),
+        "message_id": public_id("message", message_id),
+    }
+
+
+class BlockReadOnly(ApplicationError):
+    status_code = 400
+    default_detail = "This block is read-only."
+
+
+@transaction.atomic
+def agent_block_set_value(*, agent: Agent, block_id: str, value: str) -> Block:
+    """A person's edit of one of the agent's blocks in the chat (a read-only block is refused there)."""
+    pk = Block.parse_public_id(block_id)
+    link = AgentBlock.objects.filter(agent=agent, block_id=pk).select_related("block").first() if pk else None
+    if link is None:
+        raise NotFound(f"Block not found: {block_id}")
+    if link.block.read_only:
+        raise BlockReadOnly()
+    return block_update(block=link.block, by="user", value=value)
 
 
 @transaction.atomic
@@ -219,7 +303,13 @@ def _missing_label(organization_id: Any, agent_id: Any, label: str) -> BlockEdit
 
 @transaction.atomic
 def memory_edit(
-    *, organization_id: Any, agent_id: Any, label: str, edit: Callable[[str], str], create_missing: bool = False
+    *,
+    organization_id: Any,
+    agent_id: Any,
+    label: str,
+    edit: Callable[[str], str],
+    create_missing: bool = False,
+    run_id: Any = None,
 ) -> Block:
     """Apply ``edit`` (old value → new value) to the agent's block ``label``, under a row lock.
 
@@ -235,7 +325,7 @@ def memory_edit(
     if link is None:
         if not create_missing:
             raise _missing_label(organization_id, agent_id, label)
-        block = memory_create_block(organization_id=organization_id, agent_id=agent_id, label=label)
+        block = memory_create_block(organization_id=organization_id, agent_id=agent_id, label=label, run_id=run_id)
     else:
         block = Block.objects.select_for_update().get(pk=link.block_id)
     if block.read_only:
@@ -245,7 +335,7 @@ def memory_edit(
         raise BlockEditError(limit_error(block.limit, len(value)))
     if value != block.value:
         block.value = value
-        block.save(update_fields=["value", "updated_at"])
+        block_save(block=block, by="tool", run_id=run_id)
     return block
 
 
@@ -269,7 +359,7 @@ def _link_for_edit(organization_id: Any, agent_id: Any, label: str) -> AgentBloc
 
 @transaction.atomic
 def memory_create_block(
-    *, organization_id: Any, agent_id: Any, label: str, value: str = "", description: str = ""
+    *, organization_id: Any, agent_id: Any, label: str, value: str = "", description: str = "", run_id: Any = None
 ) -> Block:
     """Create a block and attach it to the calling agent (the ``memory`` tool's ``create``)."""
     agent = _agent_for_edit(organization_id, agent_id)
@@ -281,6 +371,7 @@ def memory_create_block(
         raise BlockEditError(str(exc.detail[0]["msg"])) from None
     block = Block.objects.create(organization_id=organization_id, **fields)
     AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
+    _announce(block=block, by="tool", run_id=run_id)
     return block
 
 
@@ -298,7 +389,13 @@ def memory_delete_block(*, organization_id: Any, agent_id: Any, label: str) -> N
 
 @transaction.atomic
 def memory_relabel_block(
-    *, organization_id: Any, agent_id: Any, label: str, new_label: str | None = None, description: str | None = None
+    *,
+    organization_id: Any,
+    agent_id: Any,
+    label: str,
+    new_label: str | None = None,
+    description: str | None = None,
+    run_id: Any = None,
 ) -> Block:
     """Rename the calling agent's block ``label`` and/or change its description (the ``memory`` tool's ``rename``)."""
     link = _link_for_edit(organization_id, agent_id, label)
@@ -314,5 +411,4 @@ def memory_relabel_block(
         block.label = new_label
     if description is not None:
         block.description = description
-    block.save()
-    return block
+    return block_save(block=block, by="tool", run_id=run_id)

@@ -5,9 +5,11 @@
 // events until that "sync" answer arrives. Rows are keyed by their seq (a row seen
 // twice replaces itself, never doubles); each run's payloads are applied once, in
 // order: seq <= the last one seen is ignored, and a gap triggers another resume.
+// Payloads without a seq ("memory_updated") are state, not run events: applied at once.
 
 import { ApprovalDialog } from "./chat/approval.js";
 import { keepOneTabStop } from "./chat/keys.js";
+import { MemoryPanel } from "./chat/memory.js";
 import { Transcript } from "./chat/transcript.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
@@ -35,6 +37,16 @@ const approval = new ApprovalDialog({
   calls: $("approval-calls"),
   error: $("approval-error"),
   submit: $("approval-submit"),
+});
+
+const memory = new MemoryPanel({
+  root: $("memory-panel"),
+  list: $("memory-blocks"),
+  meter: $("context-bar"),
+  meterText: $("context-text"),
+  toggle: $("memory-toggle"),
+  memoryUrl: config.memoryUrl,
+  csrfToken: document.querySelector("input[name=csrfmiddlewaretoken]")?.value ?? "",
 });
 
 const CLOSE_FOR_GOOD = new Set([4401, 4403, 4404]);
@@ -77,7 +89,16 @@ function finishedRun(payload) {
 
 // --- applying what the server sends ----------------------------------------------------------------
 
+/** State that is not part of a run (no seq): the latest value wins, nothing to order. */
+function applyState(payload) {
+  if (payload.type === "memory_updated") {
+    memory.apply(payload);
+    transcript.keepBottom(() => transcript.markMemoryUpdate(payload.message_id, payload.block.label));
+  }
+}
+
 function applyPayload(payload) {
+  if (payload.seq === undefined) return applyState(payload);
   const known = state.runs.get(payload.run_id) ?? { lastSeq: null, state: null };
   state.runs.set(payload.run_id, known);
   if (known.lastSeq !== null && payload.seq <= known.lastSeq) return; // seen already
@@ -90,6 +111,7 @@ function applyPayload(payload) {
     state.pendingApproval = payload.pending_approval;
     transcript.finishPreviews(payload.stop_reason);
     placeUsages([payload.run_id]);
+    memory.refresh(); // the context meter, and blocks a tool created or removed
   } else {
     if (!known.state?.active) known.state = { id: payload.run_id, status: "running", stop_reason: null, error: null, usage: null, active: true };
     if (!state.latestRun?.active || state.latestRun.id === payload.run_id) state.latestRun = known.state;
@@ -227,6 +249,7 @@ function connect() {
     if (data.type === "sync") applySync(data);
     else if (data.type === "accepted") onAccepted(data);
     else if (data.type === "error") onError(data);
+    else if (data.seq === undefined) applyState(data);
     else if (!state.synced) state.buffer.push(data);
     else applyPayload(data);
   });
@@ -342,6 +365,7 @@ async function start() {
   try {
     const page = await loadPage(null);
     applyPage(page);
+    memory.load(page);
     if (page.run) state.latestRun = rememberRun(page.run);
     state.pendingApproval = page.pending_approval;
   } catch (error) {

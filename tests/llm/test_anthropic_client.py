@@ -68,7 +68,9 @@ async def test_it_requests_thinking_the_way_letta_does(
     await collect(anthropic_client, request, stream=stream)
 
     sent = fake_llm.last_request
-    assert sent.body["system"] == [{"type": "text", "text": "You are a helpful test assistant."}]
+    assert sent.body["system"] == [
+        {"type": "text", "text": "You are a helpful test assistant.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert sent.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert sent.body["temperature"] == 1.0
     assert sent.body["max_tokens"] == 8192
@@ -127,7 +129,7 @@ async def test_it_yields_signed_reasoning_and_sends_it_back_on_the_next_call(
         "signature": sign("I should look the code up."),
     }
     assert [block["type"] for block in sent[2]["content"]] == ["tool_result", "text"]
-    assert sent[2]["content"][1] == {"type": "text", "text": "Thanks!"}
+    assert sent[2]["content"][1] == {"type": "text", "text": "Thanks!", "cache_control": {"type": "ephemeral"}}
 
 
 async def test_a_tampered_signature_is_refused_by_the_fake_as_by_anthropic(
@@ -205,7 +207,13 @@ async def test_tool_calls_and_results_round_trip_as_tool_use_and_tool_result(
     ]
     assert sent[2]["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": "4"},
-        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "bad", "is_error": True},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_2",
+            "content": "bad",
+            "is_error": True,
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
 
 
@@ -217,7 +225,13 @@ async def test_consecutive_user_turns_become_one_user_message(
     await collect(anthropic_client, request, stream=False)
 
     assert fake_llm.last_request.body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": '{"type": "login"}'}, {"type": "text", "text": "Hello"}]}
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": '{"type": "login"}'},
+                {"type": "text", "text": "Hello", "cache_control": {"type": "ephemeral"}},
+            ],
+        }
     ]
 
 
@@ -289,3 +303,16 @@ def test_max_tokens_leaves_room_for_the_answer_beyond_the_thinking_budget() -> N
     assert payload["thinking"]["budget_tokens"] == 2000
     assert payload["max_tokens"] == 3000
     assert json.loads(json.dumps(payload)) == payload
+
+
+async def test_the_system_prompt_and_the_conversation_so_far_are_marked_for_prompt_caching(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    fake_llm.script(Reply(text="Hi.", usage=(120, 7)))
+
+    await collect(anthropic_client, make_request("Hi", tools=(ROLL_DICE_TOOL,)), stream=False)
+
+    body = fake_llm.last_request.body
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert sum(1 for m in body["messages"] for block in m["content"] if "cache_control" in block) == 1

@@ -50,6 +50,7 @@ async def _edit(context: ToolContext, label: str, edit: Callable[[str], str], *,
                 label=label,
                 edit=edit,
                 create_missing=create_missing,
+                run_id=context.run_id,
             )
         except BlockEditError as exc:
             raise ToolError(str(exc)) from None
@@ -172,7 +173,11 @@ async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
         )
 
     def run() -> str:
-        ids: dict[str, Any] = {"organization_id": context.organization_id, "agent_id": context.agent_id}
+        ids: dict[str, Any] = {
+            "organization_id": context.organization_id,
+            "agent_id": context.agent_id,
+            "run_id": context.run_id,
+        }
         try:
             if command == "create":
                 label = _label_of(arguments.get("path"))
@@ -184,7 +189,9 @@ async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
                 return f"Created the memory block '{label}'."
             if command == "delete":
                 label = _label_of(arguments.get("path"))
-                services.memory_delete_block(**ids, label=label)
+                services.memory_delete_block(
+                    organization_id=context.organization_id, agent_id=context.agent_id, label=label
+                )
                 return f"Deleted the memory block '{label}'."
             if arguments.get("old_path") or arguments.get("new_path"):
                 old, new = (

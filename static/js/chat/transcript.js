@@ -33,6 +33,25 @@ function summaryNotice(message) {
   );
 }
 
+// Built-in tools that edit core memory; a successful call shows "Memory updated: <label>" at its tool row.
+const MEMORY_TOOLS = new Set(["memory", "memory_insert", "memory_replace", "memory_rethink", "core_memory_append", "core_memory_replace"]);
+
+/** The label a memory tool's call edits (its `label`, or the `memory` tool's `/memories/<label>` path). */
+function memoryLabel(call) {
+  let args = call.arguments;
+  try {
+    if (typeof args === "string") args = JSON.parse(args);
+  } catch {
+    return null;
+  }
+  const label = args?.label ?? args?.new_path ?? args?.path;
+  return label ? String(label).replace(/^\/memories\//, "").replace(/\/+$/, "") : null;
+}
+
+function memoryNote(label) {
+  return h("p", { className: "notice muted memory-note", dataset: { label }, text: `Memory updated: ${label}` });
+}
+
 function usageText(usage) {
   const steps = usage.step_count ? ` · ${usage.step_count} step${usage.step_count === 1 ? "" : "s"}` : "";
   const estimated = usage.estimated ? " (estimated)" : "";
@@ -139,12 +158,17 @@ export class Transcript {
         }
         return box;
       }
-      case "tool_return_message":
+      case "tool_return_message": {
+        const notes = [];
         for (const item of message.tool_returns ?? []) {
           this.results.set(item.tool_call_id, item);
           this.cards.get(item.tool_call_id)?.setResult(item);
+          const call = this.calls.get(item.tool_call_id);
+          const label = item.status === "success" && MEMORY_TOOLS.has(call?.name) ? memoryLabel(call) : null;
+          if (label && !notes.some((note) => note.dataset.label === label)) notes.push(memoryNote(label));
         }
-        return null;
+        return notes.length ? h("div", { className: "memory-notes" }, ...notes) : null;
+      }
       case "approval_response_message":
         return this.renderDecisions(message, entry);
       default:
@@ -234,6 +258,15 @@ export class Transcript {
     const usage = this.rowsBox.querySelector(`.usage[data-run="${CSS.escape(runId)}"]`) ?? h("p", { className: "usage muted", dataset: { run: runId } });
     usage.textContent = usageText(run.usage);
     last.append(usage);
+  }
+
+  /** A "memory_updated" that names its tool row: the row shows the note (once per label). */
+  markMemoryUpdate(messageId, label) {
+    if (!messageId) return; // a tool's note comes with its tool row; edits by a person or the API have no row
+    const row = this.rowsBox.querySelector(`article[data-id="${CSS.escape(messageId)}"]`);
+    if (!row || row.querySelector(`.memory-note[data-label="${CSS.escape(label)}"]`)) return;
+    row.hidden = false;
+    row.append(memoryNote(label));
   }
 
   // --- what is not stored yet ----------------------------------------------------------------

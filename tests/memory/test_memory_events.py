@@ -1,0 +1,152 @@
+"""``memory_updated``: every edit of a block is announced, after commit, to every agent it is attached to."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from agents import services
+from agents.broadcast import agent_group
+from agents.memory import services as memory_services
+from agents.models import Agent, Block
+from tests.api.conftest import api_client
+from tests.conftest import Cast
+from tests.factories import OrganizationFactory, RunFactory
+from tests.tools.helpers import FAST_LIMITS
+from tools.base import ToolContext, ToolSpec
+from tools.builtins import default_registry
+from tools.runtime import DefaultToolRunner
+
+IN_MEMORY_LAYER = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+@pytest.fixture(autouse=True)
+def in_memory_layer(settings: Any) -> None:
+    settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
+
+
+class Listener:
+    """A channel in an agent's group, as an open chat tab has."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.layer = get_channel_layer()
+        self.channel = async_to_sync(self.layer.new_channel)()
+        async_to_sync(self.layer.group_add)(agent_group(agent.id), self.channel)
+
+    def payloads(self) -> list[dict[str, Any]]:
+        """Every payload received so far (waits briefly for none to be missed)."""
+
+        async def drain() -> list[dict[str, Any]]:
+            received: list[dict[str, Any]] = []
+            while True:
+                try:
+                    message = await asyncio.wait_for(self.layer.receive(self.channel), timeout=0.2)
+                except TimeoutError:
+                    return received
+                received.extend(message["events"])
+
+        return async_to_sync(drain)()
+
+
+def tool_call(agent: Agent, name: str, *, run_id: Any = None, **arguments: object) -> str:
+    builtin = default_registry().get(name)
+    assert builtin is not None
+    spec = ToolSpec(name=name, kind="builtin", json_schema=builtin.json_schema)
+    context = ToolContext(organization_id=agent.organization_id, agent_id=agent.id, run_id=run_id)
+    outcome = async_to_sync(DefaultToolRunner(limits=FAST_LIMITS).run)(spec, json.dumps(arguments), context)
+    return outcome.status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_memory_tools_edit_is_announced_to_the_agents_tabs_with_its_run_after_commit() -> None:
+    agent = services.agent_create(organization=OrganizationFactory(), name="editor")
+    run = RunFactory(organization=agent.organization, agent=agent)
+    tab = Listener(agent)
+
+    status = tool_call(agent, "memory_insert", run_id=run.id, label="human", new_str="Likes tea.")
+
+    human = Block.objects.get(agent_blocks__agent=agent, label="human")
+    assert status == "success"
+    assert tab.payloads() == [
+        {
+            "type": "memory_updated",
+            "block": {
+                "id": human.public_id,
+                "label": "human",
+                "value": human.value,
+                "limit": human.limit,
+                "chars": len(human.value),
+                "read_only": False,
+                "description": human.description,
+            },
+            "agent_ids": [agent.public_id],
+            "by": "tool",
+            "run_id": run.public_id,
+            "message_id": None,
+        }
+    ]
+    assert human.value.endswith("Likes tea.")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_tool_edit_announces_nothing() -> None:
+    agent = services.agent_create(
+        organization=OrganizationFactory(), name="editor", memory_blocks=[{"label": "human", "value": "x", "limit": 3}]
+    )
+    tab = Listener(agent)
+
+    status = tool_call(agent, "memory_insert", label="human", new_str="far too long")
+
+    assert status == "error"
+    assert tab.payloads() == []
+
+
+@pytest.mark.django_db
+def test_an_api_edit_is_announced_only_once_the_transaction_commits(
+    cast: Cast, django_capture_on_commit_callbacks: Any
+) -> None:
+    agent = services.agent_create(organization=cast.org_a, name="keeper")
+    tab = Listener(agent)
+    api = api_client(cast.org_a, cast.alice)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = api.patch(
+            f"/v1/agents/{agent.public_id}/core-memory/blocks/human", {"value": "Name: Alice"}, format="json"
+        )
+        assert tab.payloads() == []  # nothing before the commit
+    for callback in callbacks:
+        callback()
+
+    [payload] = tab.payloads()
+    assert response.status_code == 200
+    assert (payload["type"], payload["by"], payload["run_id"]) == ("memory_updated", "api", None)
+    assert payload["block"]["value"] == "Name: Alice"
+    assert payload["block"]["chars"] == len("Name: Alice")
+    assert "seq" not in payload
+
+
+@pytest.mark.django_db
+def test_two_agents_sharing_a_block_both_hear_an_edit_of_it(
+    cast: Cast, django_capture_on_commit_callbacks: Any
+) -> None:
+    shared = memory_services.block_create(organization=cast.org_a, label="team", value="Standup at 9.")
+    first = services.agent_create(organization=cast.org_a, name="first", block_ids=[shared.public_id])
+    second = services.agent_create(organization=cast.org_a, name="second", block_ids=[shared.public_id])
+    loner = services.agent_create(organization=cast.org_a, name="loner")
+    tabs = [Listener(first), Listener(second), Listener(loner)]
+    api = api_client(cast.org_a, cast.alice)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.patch(f"/v1/blocks/{shared.public_id}", {"value": "Standup at 10."}, format="json")
+
+    first_heard, second_heard, loner_heard = (tab.payloads() for tab in tabs)
+    assert response.status_code == 200
+    assert first_heard == second_heard
+    assert [p["block"]["value"] for p in first_heard] == ["Standup at 10."]
+    assert sorted(first_heard[0]["agent_ids"]) == sorted([first.public_id, second.public_id])
+    assert loner_heard == []
