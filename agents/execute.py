@@ -91,6 +91,7 @@ async def _open(
         sender_user=run.created_by,
         api_key=run.api_key,
         max_steps=request.max_steps,
+        client_tools=request.client_tools or (),
         llm=llm,
         tool_runner=tool_runner,
         publisher=publisher,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import uuid
 
     from accounts.models import Organization
+    from accounts.scoping import PublicIdModel
 
 Order = Literal["asc", "desc"]
 
@@ -124,29 +125,36 @@ def _has_tag(tag: str) -> Q | RawSQL:
     )
 
 
-def _page(
+def page(
     rows: QuerySet[Any],
-    model: type[Agent] | type[Tool],
+    model: type[PublicIdModel],
     *,
     after: str | None,
     before: str | None,
     limit: int,
     order: Order,
+    fields: tuple[str, str] = ("created_at", "pk"),
+    cursor_field: str = "pk",
 ) -> list[Any]:
-    """One page of ``rows`` ordered by creation time (then id); ``after``/``before`` follow that order."""
+    """One page of ``rows`` ordered by ``fields`` (creation time, then id); ``after``/``before`` follow that order.
+
+    A cursor is the public id of a ``model`` row, found among ``rows`` through
+    ``cursor_field``; a cursor that is not among them is a 404. Past the end: ``[]``.
+    """
     descending = order == "desc"
+    first, second = fields
     for cursor, later in ((after, True), (before, False)):
         if not cursor:
             continue
         pk = model.parse_public_id(cursor)
-        anchor = rows.filter(pk=pk).values_list("created_at", "pk").first() if pk else None
+        anchor = rows.filter(**{cursor_field: pk}).values_list(first, second).first() if pk else None
         if anchor is None:
             raise NotFound(f"{model.__name__} {cursor} not found")
-        created_at, anchor_pk = anchor
-        newer = Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=anchor_pk)
-        older = Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=anchor_pk)
+        value, tiebreak = anchor
+        newer = Q(**{f"{first}__gt": value}) | Q(**{first: value, f"{second}__gt": tiebreak})
+        older = Q(**{f"{first}__lt": value}) | Q(**{first: value, f"{second}__lt": tiebreak})
         rows = rows.filter(older if later == descending else newer)
-    ordering = ("-created_at", "-pk") if descending else ("created_at", "pk")
+    ordering = (f"-{first}", f"-{second}") if descending else (first, second)
     return list(rows.order_by(*ordering)[:limit])
 
 
@@ -178,7 +186,7 @@ def agent_list(
                 agents = agents.filter(condition)
         else:
             agents = agents.filter(_any(conditions))
-    return _page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
+    return page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
 
 
 def _any(conditions: list[Q | RawSQL]) -> Q:
@@ -230,10 +238,20 @@ def tool_list(
         tools = tools.exclude(tool_type__in=exclude_tool_types)
     if return_only_letta_tools:
         tools = tools.filter(tool_type__startswith="letta_")
-    return _page(tools, Tool, after=after, before=before, limit=limit, order=order)
+    return page(tools, Tool, after=after, before=before, limit=limit, order=order)
 
 
-def agent_tool_list(*, agent: Agent) -> list[Tool]:
-    """The tools attached to ``agent``, in attachment order."""
-    rows = AgentTool.objects.filter(agent=agent).select_related("tool").order_by("created_at", "tool__name")
-    return [row.tool for row in rows]
+def agent_tool_list(
+    *,
+    agent: Agent,
+    after: str | None = None,
+    before: str | None = None,
+    limit: int | None = None,
+    order: Order = "asc",
+) -> list[Tool]:
+    """The tools attached to ``agent``, in attachment order; cursors are tool ids."""
+    rows = AgentTool.objects.filter(agent=agent).select_related("tool")
+    if limit is None and not after and not before:
+        return [row.tool for row in rows.order_by("created_at", "tool__name")]
+    attached = page(rows, Tool, after=after, before=before, limit=limit or 1000, order=order, cursor_field="tool__pk")
+    return [row.tool for row in attached]

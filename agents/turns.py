@@ -12,7 +12,7 @@ from django.conf import settings
 
 from agents.conversation import DjangoConversationStore
 from agents.engine.context import ModelSettings
-from agents.engine.inputs import TurnInput
+from agents.engine.inputs import ClientTool, TurnInput
 from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
@@ -23,6 +23,8 @@ from tools.base import ToolContext, ToolSpec
 from tools.runtime import DefaultToolRunner, tool_spec_for
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accounts.models import ApiKey, User
     from agents.broadcast import EventPublisher
     from agents.llm.base import LLMClient
@@ -53,6 +55,18 @@ def tool_specs(agent: Agent) -> list[ToolSpec]:
     return [tool_spec_for(at) for at in agent.agent_tools.select_related("tool").order_by("created_at", "id")]
 
 
+def client_tool_spec(tool: ClientTool) -> ToolSpec:
+    """A tool declared on the request: the model may call it, and the call waits for the caller's result."""
+    schema = {"name": tool.name, "description": tool.description or "", "parameters": tool.parameters or {}}
+    return ToolSpec(name=tool.name, kind="client", json_schema=schema)
+
+
+def with_client_tools(specs: list[ToolSpec], client_tools: Sequence[ClientTool]) -> list[ToolSpec]:
+    """The agent's tools plus the request's client tools; a client tool replaces an attached one of its name."""
+    declared = {tool.name: client_tool_spec(tool) for tool in client_tools}
+    return [spec for spec in specs if spec.name not in declared] + list(declared.values())
+
+
 def default_llm_client(agent: Agent) -> LLMClient:
     """The agent's provider client, with bounded retries of transient errors."""
     client, _model = get_llm_client(agent.model, organization=agent.organization)
@@ -73,6 +87,7 @@ def _collaborators(
     tool_runner: ToolRunner | None,
     max_steps: int | None,
     publisher: EventPublisher | None = None,
+    client_tools: Sequence[ClientTool] = (),
 ) -> TurnCollaborators:
     settings = model_settings(agent)
     if max_steps:
@@ -92,7 +107,7 @@ def _collaborators(
         ),
         llm=llm or default_llm_client(agent),
         tool_runner=tool_runner or default_tool_runner(),
-        tools=tool_specs(agent),
+        tools=with_client_tools(tool_specs(agent), client_tools),
         settings=settings,
         rules=ToolRules.from_json(agent.tool_rules),
         tool_context=ToolContext(
@@ -117,6 +132,7 @@ async def open_turn(
     tool_runner: ToolRunner | None = None,
     max_steps: int | None = None,
     publisher: EventPublisher | None = None,
+    client_tools: Sequence[ClientTool] = (),
 ) -> Turn:
     """Start a turn of ``agent`` for ``run``; raises domain errors before anything is streamed.
 
@@ -131,6 +147,7 @@ async def open_turn(
         tool_runner=tool_runner,
         max_steps=max_steps,
         publisher=publisher,
+        client_tools=client_tools,
     )
     return await start_turn(collab, turn_input, stream_tokens=stream_tokens)
 

@@ -321,6 +321,23 @@ def llm_config(agent: Agent) -> dict[str, Any]:
     }
 
 
+def model_settings(agent: Agent) -> dict[str, Any]:
+    """1.x's ``model_settings`` (beside ``llm_config``): the agent's sampling settings by provider."""
+    provider, _ = split_handle(agent.model)
+    result: dict[str, Any] = {
+        "provider_type": provider,
+        "max_output_tokens": agent.max_tokens,
+        "parallel_tool_calls": agent.parallel_tool_calls,
+        "temperature": agent.temperature,
+    }
+    if provider == "anthropic":
+        budget = agent.max_reasoning_tokens if agent.enable_reasoner else 0
+        result["thinking"] = {"type": "enabled" if budget else "disabled", "budget_tokens": budget}
+    elif provider == "openai":
+        result["reasoning"] = {"reasoning_effort": agent.reasoning_effort or None}
+    return result
+
+
 def embedding_config(handle: str) -> dict[str, Any]:
     """Letta's ``EmbeddingConfig`` for an embedding handle (validated by ``agents.services``)."""
     provider, model = split_handle(handle or DEFAULT_EMBEDDING_HANDLE)
@@ -360,12 +377,16 @@ def agent_tool_rows(agent: Agent) -> list[AgentTool]:
     return rows
 
 
-def agent_state(agent: Agent, *, message_ids: Sequence[Any] | None = None) -> dict[str, Any]:
+def agent_state(
+    agent: Agent, *, message_ids: Sequence[Any] | None = None, pending_approval: Any = None
+) -> dict[str, Any]:
     """Letta's ``AgentState``.
 
     ``tool_rules`` are the stored rules plus one derived ``requires_approval`` rule per
     attached tool that needs approval: the ``AgentTool`` row is the single source of
     truth for approval. ``message_ids`` are the in-context rows (queried when not given).
+    ``pending_approval`` is the assistant row waiting for a human, when the caller asked
+    for it (``include=agent.pending_approval``); it becomes its approval request message.
     """
     from agents.models import Message
 
@@ -413,6 +434,11 @@ def agent_state(agent: Agent, *, message_ids: Sequence[Any] | None = None) -> di
         "max_files_open": 5,
         "per_file_view_window_char_limit": 15000,
         "hidden": None,
+        # letta-client 1.x reads these beside Letta 0.13's fields.
+        "model": agent.model,
+        "model_settings": model_settings(agent),
+        "embedding": agent.embedding or None,
+        "pending_approval": approval_request(pending_approval),
     }
 
 

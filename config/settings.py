@@ -238,7 +238,12 @@ SPECTACULAR_SETTINGS = {
     # Request bodies get components of their own, where required text fields are non-blank (minLength 1).
     "COMPONENT_SPLIT_REQUEST": True,
     # An approval answer and each of its items are both tagged "approval": one enum for both.
-    "ENUM_NAME_OVERRIDES": {"ApprovalTypeEnum": ["approval"]},
+    "ENUM_NAME_OVERRIDES": {
+        "ApprovalTypeEnum": ["approval"],
+        "ToolReturnTypeEnum": ["tool_return"],
+        "ToolTypeEnum": ["tool"],
+        "ToolReturnStatusEnum": ["success", "error"],
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -11,7 +11,8 @@ from rest_framework.response import Response
 from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import LIMIT
+from agents.api.openapi import cursor_parameters
+from agents.errors import ValidationFailed
 from agents.wire import agent_state, tool_json
 
 if TYPE_CHECKING:
@@ -20,12 +21,24 @@ if TYPE_CHECKING:
     from agents.models import Agent
 
 ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 422: s.ErrorOutput}
-PAGINATION = [
-    OpenApiParameter("before", str, description="Cursor: an agent id; return agents before it in this order."),
-    OpenApiParameter("after", str, description="Cursor: an agent id; return agents after it in this order."),
-    OpenApiParameter("limit", LIMIT, description="At most this many agents (default 50)."),
-    OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; newest first by default."),
-]
+PAGINATION = cursor_parameters("agent", limit=50, order="desc")
+
+
+# 1.x's ``include`` values. Every relationship is always in the answer; ``agent.pending_approval``
+# also fills ``pending_approval`` (null otherwise, as Letta).
+INCLUDE = (
+    "agent.blocks",
+    "agent.identities",
+    "agent.managed_group",
+    "agent.pending_approval",
+    "agent.secrets",
+    "agent.sources",
+    "agent.tags",
+    "agent.tools",
+)
+INCLUDE_PARAMETER = OpenApiParameter(
+    "include", str, many=True, enum=list(INCLUDE), description="Relationships to include (repeat the parameter)."
+)
 
 
 def _env_vars(data: dict[str, Any]) -> dict[str, str] | None:
@@ -34,6 +47,21 @@ def _env_vars(data: dict[str, Any]) -> dict[str, str] | None:
         if data.get(key) is not None:
             return dict(data[key])
     return None
+
+
+def _pending_approval_included(view: OrgScopedAPIView) -> bool:
+    """Whether ``include`` asks for ``agent.pending_approval``; an unknown value is a 422."""
+    include = view.query_list("include")
+    unknown = [value for value in include if value not in INCLUDE]
+    if unknown:
+        message = f"Input should be one of {', '.join(repr(c) for c in INCLUDE)}"
+        raise ValidationFailed([{"loc": ["query", "include"], "msg": message, "type": "enum"}])
+    return "agent.pending_approval" in include
+
+
+def _state(view: OrgScopedAPIView, agent: Agent, *, pending: bool, message_ids: Any = None) -> dict[str, Any]:
+    row = selectors.pending_approval_row(agent) if pending else None
+    return agent_state(agent, message_ids=message_ids, pending_approval=row)
 
 
 class AgentListView(OrgScopedAPIView):
@@ -45,6 +73,7 @@ class AgentListView(OrgScopedAPIView):
             OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
             OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
             OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
+            INCLUDE_PARAMETER,
             *PAGINATION,
         ],
         responses={200: s.AgentStateOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
@@ -58,13 +87,11 @@ class AgentListView(OrgScopedAPIView):
             query_text=self.query_str("query_text"),
             tags=self.query_list("tags"),
             match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
-            after=self.query_str("after"),
-            before=self.query_str("before"),
-            limit=self.query_int("limit", default=50),
-            order=self.query_choice("order", ("asc", "desc"), default=default_order),  # type: ignore[arg-type]
+            **self.cursor(limit=50, order=default_order),
         )
+        pending = _pending_approval_included(self)
         message_ids = selectors.in_context_message_ids(agents)
-        return Response([agent_state(agent, message_ids=message_ids[agent.pk]) for agent in agents])
+        return Response([_state(self, agent, pending=pending, message_ids=message_ids[agent.pk]) for agent in agents])
 
     @extend_schema(
         operation_id="agents_create", request=s.AgentCreateInput, responses={200: s.AgentStateOutput, **ERRORS}
@@ -105,12 +132,13 @@ class AgentDetailView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_retrieve",
         parameters=[
-            OpenApiParameter("include_relationships", str, many=True, description="Accepted; all are included.")
+            OpenApiParameter("include_relationships", str, many=True, description="Accepted; all are included."),
+            INCLUDE_PARAMETER,
         ],
-        responses={200: s.AgentStateOutput, 404: s.ErrorOutput},
+        responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(_state(self, self.get_agent(agent_id), pending=_pending_approval_included(self)))
 
     @extend_schema(
         operation_id="agents_modify", request=s.AgentUpdateInput, responses={200: s.AgentStateOutput, **ERRORS}
@@ -136,10 +164,16 @@ class AgentDetailView(OrgScopedAPIView):
 
 
 class AgentToolListView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_tools_list", responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput})
+    @extend_schema(
+        operation_id="agents_tools_list",
+        parameters=cursor_parameters("tool", limit=1000, order="asc"),
+        responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput},
+    )
     def get(self, request: Request, agent_id: str) -> Response:
+        """In attachment order; ``after`` / ``before`` are tool ids."""
         agent = self.get_agent(agent_id)
-        return Response([tool_json(tool) for tool in selectors.agent_tool_list(agent=agent)])
+        tools = selectors.agent_tool_list(agent=agent, **self.cursor(limit=1000, order="asc"))
+        return Response([tool_json(tool) for tool in tools])
 
 
 def _refreshed_state(view: OrgScopedAPIView, agent: Agent) -> Response:
@@ -163,17 +197,19 @@ class AgentToolDetachView(OrgScopedAPIView):
 class AgentToolApprovalView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_tools_modify_approval",
-        request=None,
+        request=s.ToolApprovalInput,
         parameters=[
             OpenApiParameter(
-                "requires_approval", OpenApiTypes.BOOL, required=True, description="Whether calls wait for a human."
+                "requires_approval",
+                OpenApiTypes.BOOL,
+                description="Whether calls wait for a human (0.1.324); 1.x sends it in the body. One is required.",
             )
         ],
         responses={200: s.AgentStateOutput, **ERRORS},
     )
     def patch(self, request: Request, agent_id: str, tool_name: str) -> Response:
         agent = self.get_agent(agent_id)
-        requires_approval = self.query_bool("requires_approval", required=True)
+        requires_approval = self.body_or_query_bool("requires_approval", required=True)
         agent = services.agent_set_tool_approval(
             agent=agent, tool_name=tool_name, requires_approval=bool(requires_approval)
         )

@@ -144,3 +144,24 @@ class OrgScopedAPIView(APIView):
         if raw not in choices:
             raise _query_error(name, f"Input should be one of {', '.join(repr(c) for c in choices)}", "enum")
         return raw
+
+    def cursor(self, *, limit: int, order: str, order_by: tuple[str, ...] = ("created_at",)) -> dict[str, Any]:
+        """``after``, ``before``, ``limit`` and ``order`` of a list route (``order_by`` is validated, one key)."""
+        self.query_choice("order_by", order_by, default=order_by[0])
+        return {
+            "after": self.query_str("after"),
+            "before": self.query_str("before"),
+            "limit": self.query_int("limit", default=limit),
+            "order": self.query_choice("order", ("asc", "desc"), default=order),
+        }
+
+    def body_or_query_bool(self, name: str, *, default: bool | None = None, required: bool = False) -> bool | None:
+        """A flag 1.x sends in the JSON body and 0.1.324 in the query string; the body wins."""
+        data = self.request.data
+        if isinstance(data, dict) and data.get(name) is not None:
+            if not isinstance(data[name], bool):
+                raise ValidationFailed(
+                    [{"loc": ["body", name], "msg": "Input should be a valid boolean", "type": "bool_type"}]
+                )
+            return bool(data[name])
+        return self.query_bool(name, default=default, required=required)

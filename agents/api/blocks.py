@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.memory_serializers import BlockCreateInput, BlockOutput, BlockUpdateInput, MemoryOutput
-from agents.api.openapi import LIMIT
+from agents.api.openapi import cursor_parameters
 from agents.memory import selectors, services
 from agents.memory.wire import block_json, memory_json
 from agents.wire import agent_state
@@ -21,13 +21,7 @@ if TYPE_CHECKING:
     from agents.models import Block
 
 ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
-ORDER = OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; oldest first by default.")
-PAGES = [
-    OpenApiParameter("before", str, description="Cursor: a block id; blocks before it in this order."),
-    OpenApiParameter("after", str, description="Cursor: a block id; blocks after it in this order."),
-    OpenApiParameter("limit", LIMIT, description="At most this many blocks (default 100)."),
-    ORDER,
-]
+PAGES = cursor_parameters("block", limit=100, order="asc")
 EDITABLE = ("label", "value", "limit", "description", "read_only", "metadata", "tags")
 
 
@@ -55,14 +49,10 @@ class AgentBlockListView(OrgScopedAPIView):
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        paged = any(self.query_str(name) for name in ("after", "before", "limit", "order"))
-        blocks = selectors.agent_block_list(
-            agent=agent,
-            after=self.query_str("after"),
-            before=self.query_str("before"),
-            limit=self.query_int("limit", default=100) if paged else None,
-            order=self.query_choice("order", ("asc", "desc"), default="asc") if paged else None,  # type: ignore[arg-type]
-        )
+        if any(self.query_str(name) for name in ("after", "before", "limit", "order", "order_by")):
+            blocks = selectors.agent_block_list(agent=agent, **self.cursor(limit=100, order="asc"))
+        else:
+            blocks = selectors.agent_block_list(agent=agent)  # prompt order, as 0.1.324 lists them
         return Response([block_json(block) for block in blocks])
 
 
@@ -128,10 +118,7 @@ class BlockListView(OrgScopedAPIView):
             connected_to_agents_count_gt=count("connected_to_agents_count_gt"),
             connected_to_agents_count_lt=count("connected_to_agents_count_lt"),
             connected_to_agents_count_eq=[c for c in [count("connected_to_agents_count_eq")] if c is not None],
-            after=self.query_str("after"),
-            before=self.query_str("before"),
-            limit=self.query_int("limit", default=100),
-            order=self.query_choice("order", ("asc", "desc"), default="asc"),  # type: ignore[arg-type]
+            **self.cursor(limit=100, order="asc"),
         )
         return Response([block_json(block) for block in blocks])
 

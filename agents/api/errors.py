@@ -1,7 +1,8 @@
 """The one DRF exception handler: every error leaves the API in Letta's (FastAPI's) shape.
 
 - ``ApplicationError`` → its status, ``{"detail": <detail>}`` (a string, or an object for
-  ``PendingApprovalConflict``); a 409 also says ``x-should-retry: false``;
+  ``PendingApprovalConflict``); a 409 also says ``x-should-retry: false``, and so does
+  any 5xx answered to a ``POST`` or ``PATCH`` (letta-client 1.x would send it twice more);
 - malformed input (serializer or query validation, bad JSON) → 422 with FastAPI's
   ``{"detail": [{"loc": [...], "msg", "type"}]}``, which the SDK raises as ``UnprocessableEntityError``;
 - a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` → 413 ``{"detail": "..."}``;
@@ -48,12 +49,25 @@ def validation_detail(errors: Any, location: str = "body") -> list[dict[str, Any
     return detail
 
 
+# Methods a replay could apply twice (PUT and DELETE are idempotent).
+NON_IDEMPOTENT = frozenset({"POST", "PATCH"})
+
+
 def body_too_large_detail() -> str:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return f"Request body too large: the limit is {limit} bytes" if limit else "Request body too large"
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    response = _error_response(exc, context)
+    request = context.get("request")
+    method = getattr(request, "method", "")
+    if response.status_code >= status.HTTP_500_INTERNAL_SERVER_ERROR and method in NON_IDEMPOTENT:
+        response["x-should-retry"] = "false"
+    return response
+
+
+def _error_response(exc: Exception, context: dict[str, Any]) -> Response:
     set_rollback()
     if isinstance(exc, ApplicationError):
         # A conflict is the state of the agent, not a glitch: letta-client 1.x must not send it again.

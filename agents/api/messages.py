@@ -63,6 +63,17 @@ class SendingView(OrgScopedAPIView):
     def api_key(self) -> ApiKey | None:
         return self.request.auth if isinstance(self.request.auth, ApiKey) else None
 
+    def stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
+        """The turn as SSE: inline, or following a background run when ``background`` is set."""
+        include_pings = bool(turn_request.include_pings)
+        if turn_request.background:
+            run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
+            return run_stream_response(run, include_pings=include_pings)
+        stream_tokens = bool(turn_request.stream_tokens)
+        run = self.start_run(agent, turn_request, RunMode.INLINE)
+        execution = async_to_sync(start_inline)(run, turn_request, stream_tokens=stream_tokens)
+        return sse_response(sse_events(execution, stream_tokens=stream_tokens, include_pings=include_pings))
+
 
 async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, Any]:
     """Execute ``run`` inline and answer with the whole turn (Letta's ``LettaResponse``)."""
@@ -84,11 +95,20 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
     """``GET``: the history (see ``messages_list``); ``POST``: send and wait for the whole turn."""
 
     @extend_schema(
-        operation_id="agents_messages_create", request=TurnRequest, responses={200: s.LettaResponseOutput, **ERRORS}
+        operation_id="agents_messages_create",
+        request=TurnRequest,
+        description='The whole turn as JSON; with ``"streaming": true`` the same SSE events as ``/messages/stream``.',
+        responses={
+            (200, "application/json"): s.LettaResponseOutput,
+            (200, "text/event-stream"): s.LettaStreamEventOutput,
+            **ERRORS,
+        },
     )
-    def post(self, request: Request, agent_id: str) -> Response:
+    def post(self, request: Request, agent_id: str) -> Response | StreamingHttpResponse:
         agent = self.get_agent(agent_id)
         turn_request = self.turn_request()
+        if turn_request.streaming:
+            return self.stream(agent, turn_request)
         run = self.start_run(agent, turn_request, RunMode.INLINE)
         return Response(async_to_sync(blocking_response)(run, turn_request))
 
@@ -126,16 +146,7 @@ class AgentMessagesStreamView(SendingView):
         responses={(200, "text/event-stream"): s.LettaStreamEventOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse:
-        agent = self.get_agent(agent_id)
-        turn_request = self.turn_request()
-        include_pings = bool(turn_request.include_pings)
-        if turn_request.background:
-            run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
-            return run_stream_response(run, include_pings=include_pings)
-        stream_tokens = bool(turn_request.stream_tokens)
-        run = self.start_run(agent, turn_request, RunMode.INLINE)
-        execution = async_to_sync(start_inline)(run, turn_request, stream_tokens=stream_tokens)
-        return sse_response(sse_events(execution, stream_tokens=stream_tokens, include_pings=include_pings))
+        return self.stream(self.get_agent(agent_id), self.turn_request())
 
 
 class AgentMessagesAsyncView(SendingView):
@@ -166,13 +177,17 @@ class AgentMessagesCancelView(OrgScopedAPIView):
 class AgentResetMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_messages_reset",
-        parameters=[OpenApiParameter("add_default_initial_messages", bool)],
-        request=None,
+        parameters=[
+            OpenApiParameter(
+                "add_default_initial_messages", bool, description="0.1.324's form of the body field; false by default."
+            )
+        ],
+        request=s.ResetMessagesInput,
         responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 409: s.ErrorOutput},
     )
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        add_defaults = self.query_bool("add_default_initial_messages", default=True)
+        add_defaults = self.body_or_query_bool("add_default_initial_messages", default=False)
         agent = agent_reset_messages(agent=agent, add_default_initial_messages=bool(add_defaults))
         return Response(agent_state(agent))
 

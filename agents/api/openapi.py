@@ -19,6 +19,20 @@ from agents.engine.inputs import RequestModel
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000}
 
 
+def cursor_parameters(noun: str, *, limit: int, order: str, order_by: tuple[str, ...] = ("created_at",)) -> list[Any]:
+    """The documented ``after`` / ``before`` / ``limit`` / ``order`` / ``order_by`` of a list route."""
+    from drf_spectacular.utils import OpenApiParameter
+
+    first = "oldest" if order == "asc" else "newest"
+    return [
+        OpenApiParameter("after", str, description=f"Cursor: a {noun} id; the {noun}s after it in this order."),
+        OpenApiParameter("before", str, description=f"Cursor: a {noun} id; the {noun}s before it in this order."),
+        OpenApiParameter("limit", LIMIT, description=f"At most this many (default {limit})."),
+        OpenApiParameter("order", str, enum=["asc", "desc"], description=f"{first.capitalize()} first by default."),
+        OpenApiParameter("order_by", str, enum=list(order_by), description="The sort key."),
+    ]
+
+
 class ApiAutoSchema(AutoSchema):
     """drf-spectacular's schema, with the error answers every operation can give documented:
     422 (a body or query parameter that does not validate) wherever there is input,

@@ -9,18 +9,23 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from accounts.access import get_for_org
-from agents import run_state
+from agents import run_state, selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import LIMIT
+from agents.api.openapi import cursor_parameters
 from agents.api.run_stream import run_stream_response
-from agents.errors import NotFound, ValidationFailed
-from agents.models import Agent, Message, Run, Step
+from agents.errors import ValidationFailed
+from agents.models import Agent, Message, Run, RunStatus, Step
 from agents.wire import letta_messages, run_json, step_json
 
 if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
+
+
+def run_statuses(names: list[str]) -> list[str]:
+    """Letta's status names (``created``, ``running``, ``completed``, ``failed``, ``cancelled``) as stored ones."""
+    return [RunStatus.QUEUED if name == "created" else name for name in names]
 
 
 class RunListView(OrgScopedAPIView):
@@ -33,11 +38,12 @@ class RunListView(OrgScopedAPIView):
             OpenApiParameter("agent_ids", str, many=True),
             OpenApiParameter("background", bool),
             OpenApiParameter("stop_reason", str),
-            OpenApiParameter("active", bool),
-            OpenApiParameter("after", str),
-            OpenApiParameter("before", str),
-            OpenApiParameter("limit", LIMIT),
-            OpenApiParameter("ascending", bool),
+            OpenApiParameter("active", bool, description="Only runs not finished yet (1.x's ``list_active``)."),
+            OpenApiParameter(
+                "statuses", str, many=True, description="Only runs in these statuses (created, running, completed…)."
+            ),
+            OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
+            *cursor_parameters("run", limit=100, order="desc"),
         ],
         responses={200: s.RunOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
@@ -53,17 +59,12 @@ class RunListView(OrgScopedAPIView):
             queryset = queryset.filter(stop_reason=self.query_str("stop_reason"))
         if self.active_only or self.query_bool("active"):
             queryset = queryset.active()
-        ascending = bool(self.query_bool("ascending", default=False))
-        queryset = queryset.order_by("created_at" if ascending else "-created_at", "id")
-        for cursor, forward in (("after", True), ("before", False)):
-            value = self.query_str(cursor)
-            if value:
-                anchor = get_for_org(Run, self.organization, value)
-                newer = forward == ascending
-                lookup = "created_at__gt" if newer else "created_at__lt"
-                queryset = queryset.filter(**{lookup: anchor.created_at})
-        limit = self.query_int("limit", default=50)
-        return Response([run_json(run) for run in queryset[:limit]])
+        statuses = self.query_list("statuses")
+        if statuses:
+            queryset = queryset.filter(status__in=run_statuses(statuses))
+        default_order = "asc" if self.query_bool("ascending") else "desc"
+        runs = selectors.page(queryset, Run, **self.cursor(limit=100, order=default_order))
+        return Response([run_json(run) for run in runs])
 
 
 class ActiveRunListView(RunListView):
@@ -96,43 +97,29 @@ class RunCancelView(OrgScopedAPIView):
 class RunMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_messages_list",
-        parameters=[
-            OpenApiParameter("after", str, description="A message id of this run: only what follows that row."),
-            OpenApiParameter("before", str, description="A message id of this run: only what precedes that row."),
-            OpenApiParameter("limit", LIMIT),
-            OpenApiParameter("order", str, enum=["asc", "desc"]),
-        ],
+        parameters=cursor_parameters("message", limit=100, order="asc"),
         responses={200: s.LettaMessageOutput(many=True), 404: s.ErrorOutput},
     )
     def get(self, request: Request, run_id: str) -> Response:
+        """``limit`` counts stored rows; a row may answer several messages (reasoning, text, calls) of one id."""
         run = get_for_org(Run, self.organization, run_id)
-        rows = Message.objects.for_org(self.organization).filter(run=run).order_by("seq")
-        for cursor, lookup in (("after", "seq__gt"), ("before", "seq__lt")):
-            if self.query_str(cursor):
-                anchor = get_for_org(Message, self.organization, self.query_str(cursor))
-                if anchor.run_id != run.pk:
-                    raise NotFound(f"Message {self.query_str(cursor)} is not part of run {run.public_id}")
-                rows = rows.filter(**{lookup: anchor.seq})
-        order = self.query_choice("order", ("asc", "desc"), default="asc")
-        limit = self.query_int("limit", default=100)
-        messages = letta_messages(rows)
-        messages = messages[:limit] if order == "asc" else list(reversed(messages))[:limit]
-        return Response(messages)
+        rows = Message.objects.for_org(self.organization).filter(run=run)
+        page = selectors.page(rows, Message, fields=("seq", "pk"), **self.cursor(limit=100, order="asc"))
+        messages = letta_messages(sorted(page, key=lambda row: row.seq))
+        return Response(messages if self.query_str("order") != "desc" else list(reversed(messages)))
 
 
 class RunStepsView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_steps_list",
-        parameters=[OpenApiParameter("limit", LIMIT), OpenApiParameter("order", str, enum=["asc", "desc"])],
+        parameters=cursor_parameters("step", limit=100, order="asc"),
         responses={200: s.StepOutput(many=True), 404: s.ErrorOutput},
     )
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
-        order = self.query_choice("order", ("asc", "desc"), default="asc")
-        steps = (
-            Step.objects.for_org(self.organization).filter(run=run).order_by("number" if order == "asc" else "-number")
-        )
-        return Response([step_json(step) for step in steps[: self.query_int("limit", default=100)]])
+        steps = Step.objects.for_org(self.organization).filter(run=run)
+        page = selectors.page(steps, Step, fields=("number", "pk"), **self.cursor(limit=100, order="asc"))
+        return Response([step_json(step) for step in page])
 
 
 class RunUsageView(OrgScopedAPIView):
@@ -186,15 +173,16 @@ class RunStreamView(OrgScopedAPIView):
 class StepListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="steps_list",
-        parameters=[OpenApiParameter("agent_id", str), OpenApiParameter("limit", LIMIT)],
-        responses={200: s.StepOutput(many=True), 422: s.ErrorOutput},
+        parameters=[OpenApiParameter("agent_id", str), *cursor_parameters("step", limit=50, order="desc")],
+        responses={200: s.StepOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def get(self, request: Request) -> Response:
-        steps = Step.objects.for_org(self.organization).order_by("-created_at")
+        steps = Step.objects.for_org(self.organization)
         if self.query_str("agent_id"):
             # An unparsable id is None here: ``agent_id IS NULL`` matches no step (the stubs refuse None).
             steps = steps.filter(agent_id=Agent.parse_public_id(self.query_str("agent_id")))  # type: ignore[misc]
-        return Response([step_json(step) for step in steps[: self.query_int("limit", default=50)]])
+        page = selectors.page(steps, Step, **self.cursor(limit=50, order="desc"))
+        return Response([step_json(step) for step in page])
 
 
 class StepDetailView(OrgScopedAPIView):

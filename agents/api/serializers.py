@@ -149,6 +149,16 @@ class ToolUpdateInput(serializers.Serializer):
 # --- cancelling (turn requests are ``agents.engine.inputs.TurnRequest``) ---
 
 
+class ToolApprovalInput(serializers.Serializer):
+    requires_approval = _optional(serializers.BooleanField, help_text="Whether calls wait for a human (1.x).")
+
+
+class ResetMessagesInput(serializers.Serializer):
+    add_default_initial_messages = _optional(
+        serializers.BooleanField, help_text="Add the default first messages back (false when omitted, as Letta)."
+    )
+
+
 class CancelAgentRunsInput(serializers.Serializer):
     run_ids = _optional(serializers.ListField, child=serializers.CharField(), help_text="Only these; all if absent.")
 

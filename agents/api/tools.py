@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from agents import selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import LIMIT
+from agents.api.openapi import cursor_parameters
 from agents.errors import Conflict, InvalidArgument
 from agents.wire import tool_json
 from tools import services as tool_services
@@ -62,10 +62,7 @@ class ToolListView(OrgScopedAPIView):
             OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
             OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
             OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
-            OpenApiParameter("before", str, description="Cursor: a tool id; tools before it in this order."),
-            OpenApiParameter("after", str, description="Cursor: a tool id; tools after it in this order."),
-            OpenApiParameter("limit", LIMIT, description="At most this many tools (default 50)."),
-            OpenApiParameter("order", str, enum=["asc", "desc"], description="By creation time; newest first."),
+            *cursor_parameters("tool", limit=50, order="desc"),
         ],
         responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
@@ -79,10 +76,7 @@ class ToolListView(OrgScopedAPIView):
             tool_types=self.query_list("tool_types"),
             exclude_tool_types=self.query_list("exclude_tool_types"),
             return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
-            after=self.query_str("after"),
-            before=self.query_str("before"),
-            limit=self.query_int("limit", default=50),
-            order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
+            **self.cursor(limit=50, order="desc"),
         )
         return Response([tool_json(tool) for tool in tools])
 

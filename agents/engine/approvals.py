@@ -94,10 +94,9 @@ def resolve_decisions(
     if approvals:
         decisions = [_decision_from_item(item) for item in approvals]
     elif approve is not None:
-        if approval_request_id and approval_request_id not in (pending.message.public_id, *expected):
-            raise InvalidToolCallIds(expected, [approval_request_id])
         decisions = [
-            Decision(tool_call_id=cid, kind="approval", approve=bool(approve), reason=reason) for cid in expected
+            Decision(tool_call_id=cid, kind="approval", approve=bool(approve), reason=reason)
+            for cid in _legacy_targets(pending, expected, approval_request_id)
         ]
     else:
         raise InvalidApprovalInput("An approval needs an 'approvals' list or the 'approve' field.")
@@ -107,6 +106,21 @@ def resolve_decisions(
         raise InvalidToolCallIds(expected, received)
     by_id = {d.tool_call_id: d for d in decisions}
     return [by_id[cid] for cid in expected]
+
+
+def _legacy_targets(pending: PendingBatch, expected: list[str], approval_request_id: str | None) -> list[str]:
+    """The calls a legacy ``approve`` answers.
+
+    No id: every gated call. A tool call id: that call (the 1.x migration guide's
+    form). The approval request's message id: its call, when exactly one is pending.
+    """
+    if not approval_request_id:
+        return expected
+    if approval_request_id in expected:
+        return [approval_request_id]
+    if approval_request_id == pending.message.public_id and len(expected) == 1:
+        return expected
+    raise InvalidToolCallIds(expected, [approval_request_id])
 
 
 def _decision_from_item(item: ApprovalItem | ToolReturnItem) -> Decision:

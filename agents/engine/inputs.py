@@ -87,6 +87,27 @@ class ToolReturnItem(RequestModel):
 ApprovalAnswer = Annotated[ApprovalItem | ToolReturnItem, Field(discriminator="type")]
 
 
+class ClientToolReturn(ToolReturnItem):
+    """An item of ``tool_returns``: 1.x may leave out its ``type``."""
+
+    type: Literal["tool"] = "tool"
+
+
+class ToolReturnCreate(RequestModel):
+    """Results of client-side tools (1.x): answers the pending calls as ``approvals`` of type ``tool`` do."""
+
+    type: Literal["tool_return"] = "tool_return"
+    tool_returns: Annotated[list[ClientToolReturn], Field(min_length=1, max_length=MAX_APPROVALS)]
+
+
+class ClientTool(RequestModel):
+    """A tool the caller runs itself, declared on the request; the model's calls to it wait for a ``tool_return``."""
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, pattern=r"^[A-Za-z0-9_-]+$")]
+    description: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)] | None = None
+    parameters: dict[str, Any] | None = None
+
+
 class ApprovalCreate(RequestModel):
     """The answer to a pending batch; ``approvals`` wins over the legacy single-decision fields."""
 
@@ -98,14 +119,21 @@ class ApprovalCreate(RequestModel):
 
 
 def _message_kind(value: Any) -> str:
+    """1.x never adds a ``type`` to a message dict: inferred from ``approvals``, ``approve``, ``tool_returns``."""
     if isinstance(value, dict):
+        if value.get("type") == "tool_return" or "tool_returns" in value:
+            return "tool_return"
         is_approval = value.get("type") == "approval" or "approvals" in value or "approve" in value
         return "approval" if is_approval else "message"
+    if isinstance(value, ToolReturnCreate):
+        return "tool_return"
     return "approval" if isinstance(value, ApprovalCreate) else "message"
 
 
 RequestMessage = Annotated[
-    Annotated[MessageCreate, Tag("message")] | Annotated[ApprovalCreate, Tag("approval")],
+    Annotated[MessageCreate, Tag("message")]
+    | Annotated[ApprovalCreate, Tag("approval")]
+    | Annotated[ToolReturnCreate, Tag("tool_return")],
     Discriminator(_message_kind),
 ]
 
@@ -116,20 +144,26 @@ class TurnRequest(RequestModel):
     messages: Annotated[list[RequestMessage], Field(max_length=MAX_MESSAGES)] | None = None
     input: MessageText | None = Field(default=None, description="A single user message (letta-client 1.x).")
     max_steps: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
+    streaming: StrictBool | None = Field(
+        default=None, description="Answer ``POST …/messages`` as an SSE stream, as ``/messages/stream`` does."
+    )
     stream_tokens: StrictBool | None = Field(default=None, description="One event per model delta (streams).")
     include_pings: StrictBool | None = Field(default=None, description="Ping events instead of keep-alive comments.")
     background: StrictBool | None = Field(default=None, description="Run in a worker; the stream follows the run.")
     use_assistant_message: StrictBool | None = Field(default=None, description="Accepted for compatibility.")
     include_return_message_types: list[str] | None = Field(default=None, description="Accepted for compatibility.")
     enable_thinking: str | None = Field(default=None, description="Accepted for compatibility.")
+    client_tools: Annotated[list[ClientTool], Field(max_length=MAX_MESSAGES)] | None = Field(
+        default=None, description="Tools the caller runs itself; answer their calls with a ``tool_return`` message."
+    )
 
     @model_validator(mode="after")
     def _one_kind_of_input(self) -> TurnRequest:
         if self.messages is None and self.input is None:
             raise ValueError("Field required: send 'messages' (or 'input').")
-        approvals = [m for m in self.messages or [] if isinstance(m, ApprovalCreate)]
+        approvals = [m for m in self.messages or [] if isinstance(m, ApprovalCreate | ToolReturnCreate)]
         if approvals and len(self.messages or []) != 1:
-            raise ValueError("An approval must be sent alone, as the only message.")
+            raise ValueError("An approval (or tool return) must be sent alone, as the only message.")
         return self
 
     @classmethod
@@ -163,6 +197,9 @@ class TurnRequest(RequestModel):
                 approval_request_id=first.approval_request_id,
                 reason=first.reason,
             )
+        if isinstance(first, ToolReturnCreate):
+            answers: list[ApprovalItem | ToolReturnItem] = list(first.tool_returns)
+            return ApprovalInput(approvals=answers)
         return [UserInput(text=m.text, otid=m.otid or "") for m in messages if isinstance(m, MessageCreate)]
 
 
@@ -172,7 +209,9 @@ def validation_errors(exc: ValidationError, prefix: list[str | int]) -> list[dic
     for error in exc.errors(include_url=False):
         # Tagged unions add the tag to the location; FastAPI's does not show it.
         loc = [
-            part for part in error["loc"] if part not in ("message", "approval", "function-after[_one_kind_of_input()]")
+            part
+            for part in error["loc"]
+            if part not in ("message", "approval", "tool_return", "function-after[_one_kind_of_input()]")
         ]
         message = error["msg"].removeprefix("Value error, ")
         errors.append({"loc": [*prefix, *loc], "msg": message, "type": error["type"]})

@@ -242,6 +242,31 @@ def test_it_turns_approval_off_and_on_with_modify_approval(
     assert AgentTool.objects.get(agent=agent, tool=secret_tool).requires_approval is True
 
 
+@pytest.mark.parametrize("flag", [False, True])
+def test_it_reads_requires_approval_from_the_body_as_1x_sends_it(
+    alice_api: APIClient, agent: Agent, secret_tool: Tool, flag: bool
+) -> None:
+    AgentToolFactory(agent=agent, tool=secret_tool)
+    url = f"/v1/agents/{agent.public_id}/tools/approval/get_secret_code_tool"
+
+    response = alice_api.patch(url, {"requires_approval": flag}, format="json")
+
+    assert response.status_code == 200
+    assert AgentTool.objects.get(agent=agent, tool=secret_tool).requires_approval is flag
+
+
+def test_a_requires_approval_body_that_is_not_a_boolean_is_a_422(
+    alice_api: APIClient, agent: Agent, secret_tool: Tool
+) -> None:
+    AgentToolFactory(agent=agent, tool=secret_tool)
+    url = f"/v1/agents/{agent.public_id}/tools/approval/get_secret_code_tool"
+
+    response = alice_api.patch(url, {"requires_approval": "maybe"}, format="json")
+
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "requires_approval"]
+
+
 def test_it_requires_the_requires_approval_query_parameter(
     alice_api: APIClient, agent: Agent, secret_tool: Tool
 ) -> None:

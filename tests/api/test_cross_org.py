@@ -146,6 +146,23 @@ PROBES = [
     ("agents", "get", "/v1/agents/?after={agent}", None),
     ("tools", "get", "/v1/tools/?before={tool}", None),
     ("runs", "get", "/v1/runs/?after={run}", None),
+    # letta-client 1.x's forms and parameters.
+    ("agent", "get", "/v1/agents/{agent}?include=agent.pending_approval&include=agent.tools", None),
+    ("agent-tools", "get", "/v1/agents/{charlies_agent}/tools?after={tool}&limit=1", None),
+    ("agent-tool-approval", "patch", "/v1/agents/{agent}/tools/approval/roll_dice", {"requires_approval": True}),
+    ("agent-reset-messages", "patch", "/v1/agents/{agent}/reset-messages", {"add_default_initial_messages": True}),
+    ("agent-messages", "post", "/v1/agents/{agent}/messages", TURN | {"streaming": True}),
+    ("agent-messages", "post", "/v1/agents/{agent}/messages", {"input": "hi", "streaming": True, "background": True}),
+    (
+        "agent-messages",
+        "post",
+        "/v1/agents/{agent}/messages",
+        {"messages": [{"type": "tool_return", "tool_returns": [{"tool_call_id": "call-1", "tool_return": "x"}]}]},
+    ),
+    ("run-messages", "get", "/v1/runs/{run}/messages?after={message}&order=desc", None),
+    ("run-steps", "get", "/v1/runs/{run}/steps?after={step}&order=desc", None),
+    ("steps", "get", "/v1/steps/?after={step}", None),
+    ("runs", "get", "/v1/runs/?before={run}&order=asc&order_by=created_at", None),
 ]
 
 
@@ -224,6 +241,9 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/runs/?agent_id={agent}",
         "/v1/runs/?agent_ids={agent}&active=true",
         "/v1/runs/active",
+        "/v1/runs/?statuses=completed&statuses=created&order=asc",
+        "/v1/agents/?include=agent.pending_approval&order=asc&limit=5",
+        "/v1/agents/{charlies_agent}/tools?limit=1&order=desc",
         "/v1/steps/",
         "/v1/steps/?agent_id={agent}",
         "/v1/agents/{charlies_agent}/tools",

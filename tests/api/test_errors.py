@@ -57,6 +57,21 @@ def test_it_answers_500_with_a_bare_detail_for_an_unexpected_error(
     assert response.status_code == 500
     assert response.json() == {"detail": "An internal server error occurred"}
     assert "secret internals" in caplog.text
+    assert "x-should-retry" not in response  # a GET may be replayed
+
+
+def test_a_5xx_answered_to_a_post_or_patch_tells_the_sdk_not_to_replay_it(
+    alice_api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(**kwargs: object) -> object:
+        raise RuntimeError("after some writes")
+
+    monkeypatch.setattr(services, "agent_create", explode)
+
+    created = alice_api.post("/v1/agents/", {"name": "x"}, format="json")
+
+    assert created.status_code == 500
+    assert created["x-should-retry"] == "false"
 
 
 def test_it_answers_422_for_a_body_that_is_not_json(alice_api: APIClient) -> None:

@@ -52,6 +52,10 @@ LISTS_BY_CURSOR = {
     "blocks_list": "blocks",
     "agents_blocks_list": "blocks",
     "agents_passages_list": "passages",
+    "agents_tools_list": "tools",
+    "runs_messages_list": "messages",
+    "runs_steps_list": "steps",
+    "steps_list": "steps",
 }
 # Now and then a string is one that Postgres cannot store (on SQLite it is stored).
 HOSTILE_TEXT = {"hostile": {"values": ["\x00", "a NUL \x00 inside"]}}

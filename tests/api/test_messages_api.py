@@ -35,6 +35,14 @@ def send(api: APIClient, agent: Agent, text: str, **extra: Any):
     )
 
 
+def test_streaming_false_answers_the_whole_turn_as_json(alice_api, demo_agent):
+    response = send(alice_api, demo_agent, "hello", streaming=False)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
+
+
 def sse(response) -> list[Any]:
     assert response["Content-Type"] == "text/event-stream; charset=utf-8"
     body = b"".join(response).decode()
@@ -105,10 +113,17 @@ def test_a_malformed_message_body_is_a_422_naming_the_field(alice_api, demo_agen
     assert not Message.objects.filter(agent=demo_agent, role="user").exclude(seq=1).exists()
 
 
-def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api, demo_agent):
+# letta-client 1.x streams through ``POST …/messages`` with ``"streaming": true``; 0.1.324 through ``/stream``.
+STREAM_ROUTES = pytest.mark.parametrize(
+    ("route", "streaming"), [("messages/stream", {}), ("messages", {"streaming": True})], ids=["stream", "streaming"]
+)
+
+
+@STREAM_ROUTES
+def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api, demo_agent, route, streaming):
     response = alice_api.post(
-        f"/v1/agents/{demo_agent.public_id}/messages/stream",
-        {"messages": [{"role": "user", "content": "hello"}], "stream_tokens": True},
+        f"/v1/agents/{demo_agent.public_id}/{route}",
+        {"messages": [{"role": "user", "content": "hello"}], "stream_tokens": True, **streaming},
         format="json",
     )
 
@@ -123,10 +138,11 @@ def test_streaming_tokens_sends_deltas_then_stop_reason_usage_and_done(alice_api
     assert "".join(c["content"] for c in deltas) == stored.content[-1]["text"]
 
 
-def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent):
+@STREAM_ROUTES
+def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent, route, streaming):
     response = alice_api.post(
-        f"/v1/agents/{demo_agent.public_id}/messages/stream",
-        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}]},
+        f"/v1/agents/{demo_agent.public_id}/{route}",
+        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}], **streaming},
         format="json",
     )
 
@@ -258,7 +274,7 @@ def test_the_resumable_run_stream_replays_from_a_seq_id(alice_api, demo_agent):
 def test_reset_starts_a_fresh_context_and_keeps_history(alice_api, demo_agent):
     send(alice_api, demo_agent, "remember me")
 
-    response = alice_api.patch(f"/v1/agents/{demo_agent.public_id}/reset-messages")
+    response = alice_api.patch(f"/v1/agents/{demo_agent.public_id}/reset-messages?add_default_initial_messages=true")
 
     assert response.status_code == 200
     demo_agent.refresh_from_db()
@@ -267,6 +283,30 @@ def test_reset_starts_a_fresh_context_and_keeps_history(alice_api, demo_agent):
     assert Message.objects.filter(agent=demo_agent).count() == 6
     context = alice_api.get(f"/v1/agents/{demo_agent.public_id}/context").json()
     assert context["num_messages"] == 2
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "roles"),
+    [
+        ("", None, ["system"]),
+        ("", {}, ["system"]),
+        ("", {"add_default_initial_messages": False}, ["system"]),
+        ("", {"add_default_initial_messages": True}, ["system", "user"]),
+        ("?add_default_initial_messages=true", {}, ["system", "user"]),
+    ],
+    ids=["nothing", "empty-body", "body-false", "body-true", "query-true"],
+)
+def test_reset_reads_the_flag_from_the_body_or_the_query_and_defaults_to_false(
+    alice_api, demo_agent, query, body, roles
+):
+    send(alice_api, demo_agent, "remember me")
+
+    url = f"/v1/agents/{demo_agent.public_id}/reset-messages{query}"
+    response = alice_api.patch(url, body, format="json") if body is not None else alice_api.patch(url)
+
+    assert response.status_code == 200
+    demo_agent.refresh_from_db()
+    assert [m.role for m in Message.objects.in_context(demo_agent)] == roles
 
 
 def test_the_dry_run_returns_the_payload_without_persisting(alice_api, demo_agent):
@@ -347,3 +387,107 @@ def test_run_messages_page_with_message_cursors(alice_api, charlie_api, demo_age
     assert (
         alice_api.get(f"/v1/runs/{run.public_id}/messages", {"after": other_run_message.public_id}).status_code == 404
     )
+
+
+# --- letta-client 1.x request forms -------------------------------------------------------
+
+CLIENT_TOOL = {
+    "name": "read_local_file",
+    "description": "Read a file on the caller's machine.",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+}
+
+
+def test_a_client_tool_call_waits_and_a_tool_return_message_answers_it(alice_api, demo_agent):
+    asked = send(alice_api, demo_agent, "call read_local_file with path=notes.txt", client_tools=[CLIENT_TOOL]).json()
+    request = asked["messages"][-1]
+    assert request["message_type"] == "approval_request_message"
+    assert request["tool_call"]["name"] == "read_local_file"
+    assert asked["stop_reason"]["stop_reason"] == "requires_approval"
+
+    answered = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages",
+        {
+            "messages": [
+                {
+                    "type": "tool_return",
+                    "tool_returns": [
+                        {
+                            "tool_call_id": request["tool_call"]["tool_call_id"],
+                            "tool_return": "hello",
+                            "status": "success",
+                        }
+                    ],
+                }
+            ],
+            "client_tools": [CLIENT_TOOL],
+        },
+        format="json",
+    ).json()
+
+    tool_return = answered["messages"][0]
+    assert tool_return["message_type"] == "tool_return_message"
+    assert (tool_return["tool_return"], tool_return["status"]) == ("hello", "success")
+    assert answered["stop_reason"]["stop_reason"] == "end_turn"
+
+
+def test_tool_returns_without_a_type_are_inferred_and_wrong_ids_are_a_400(alice_api, demo_agent):
+    send(alice_api, demo_agent, "call read_local_file with path=notes.txt", client_tools=[CLIENT_TOOL])
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages",
+        {"messages": [{"tool_returns": [{"tool_call_id": "call-elsewhere", "tool_return": "x"}]}]},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert "Invalid tool call IDs" in json.dumps(response.json())
+
+
+@pytest.mark.parametrize("by", ["tool_call_id", "message_id"])
+def test_the_legacy_approve_names_the_call_or_the_request_message_when_one_call_waits(alice_api, demo_agent, by):
+    request = send(alice_api, demo_agent, "call get_secret_code with input_text=hi").json()["messages"][-1]
+    request_id = request["tool_call"]["tool_call_id"] if by == "tool_call_id" else request["id"]
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages",
+        {"messages": [{"type": "approval", "approve": True, "approval_request_id": request_id}]},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["messages"][0]["status"] == "success"
+
+
+def test_the_legacy_approve_with_the_request_message_id_is_a_400_when_several_calls_wait(alice_api, demo_agent):
+    demo_agent.parallel_tool_calls = True
+    demo_agent.save()
+    request = send(
+        alice_api, demo_agent, "call get_secret_code with input_text=a and call get_secret_code with input_text=b"
+    ).json()["messages"][-1]
+    assert len(request["tool_calls"]) == 2
+
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages",
+        {"messages": [{"type": "approval", "approve": True, "approval_request_id": request["id"]}]},
+        format="json",
+    )
+
+    assert response.status_code == 400
+
+
+def test_include_pending_approval_gives_the_waiting_request_on_retrieve_and_list(alice_api, demo_agent):
+    url = f"/v1/agents/{demo_agent.public_id}"
+    assert alice_api.get(url, {"include": "agent.pending_approval"}).json()["pending_approval"] is None
+    request = send(alice_api, demo_agent, "call get_secret_code with input_text=hi").json()["messages"][-1]
+
+    retrieved = alice_api.get(f"{url}?include=agent.tools&include=agent.pending_approval").json()
+    listed = alice_api.get("/v1/agents/?include=agent.pending_approval").json()
+    plain = alice_api.get(url).json()
+
+    assert retrieved["pending_approval"]["id"] == request["id"]
+    assert retrieved["pending_approval"]["tool_calls"] == request["tool_calls"]
+    assert listed[0]["pending_approval"]["id"] == request["id"]
+    assert plain["pending_approval"] is None
+    assert (plain["model"], plain["model_settings"]["parallel_tool_calls"]) == ("demo/echo-1", False)
+    assert alice_api.get(url, {"include": "agent.nonsense"}).status_code == 422

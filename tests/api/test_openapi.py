@@ -62,7 +62,9 @@ def test_it_types_every_answer_but_the_raw_provider_payload(document: dict[str, 
     assert untyped == {"agents_messages_preview_raw_payload"}
 
 
-def test_it_documents_turn_requests_as_message_creates_or_an_approval(document: dict[str, Any]) -> None:
+def test_it_documents_turn_requests_as_message_creates_an_approval_or_tool_returns(
+    document: dict[str, Any],
+) -> None:
     schemas = document["components"]["schemas"]
     senders = ["agents_messages_create", "agents_messages_create_stream", "agents_messages_create_async"]
 
@@ -74,7 +76,13 @@ def test_it_documents_turn_requests_as_message_creates_or_an_approval(document: 
     assert [ref["$ref"] for ref in messages["items"]["oneOf"]] == [
         "#/components/schemas/MessageCreate",
         "#/components/schemas/ApprovalCreate",
+        "#/components/schemas/ToolReturnCreate",
     ]
+    assert schemas["ToolReturnCreate"]["properties"]["tool_returns"]["items"] == {
+        "$ref": "#/components/schemas/ClientToolReturn"
+    }
+    assert schemas["TurnRequest"]["properties"]["client_tools"]["items"] == {"$ref": "#/components/schemas/ClientTool"}
+    assert schemas["TurnRequest"]["properties"]["streaming"]["type"] == "boolean"
     approval_items = schemas["ApprovalCreate"]["properties"]["approvals"]["items"]
     assert {ref["$ref"] for ref in approval_items["oneOf"]} == {
         "#/components/schemas/ApprovalItem",

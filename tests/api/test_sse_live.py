@@ -154,11 +154,20 @@ def test_a_silent_model_gets_keep_alive_comments_then_the_whole_answer(
     assert lines[-1] == "data: [DONE]"
 
 
-def test_with_include_pings_a_silent_model_gets_ping_events_instead(api: httpx.Client, fake_llm: FakeLLMServer) -> None:
+# letta-client 1.x streams through ``POST …/messages`` with ``"streaming": true``; 0.1.324 through ``/stream``.
+STREAM_ROUTES = pytest.mark.parametrize(
+    ("route", "streaming"), [("messages/stream", {}), ("messages", {"streaming": True})], ids=["stream", "streaming"]
+)
+
+
+@STREAM_ROUTES
+def test_with_include_pings_a_silent_model_gets_ping_events_instead(
+    api: httpx.Client, fake_llm: FakeLLMServer, route: str, streaming: dict[str, Any]
+) -> None:
     agent_id = new_agent(api, ANTHROPIC)
     fake_llm.script(Reply(text="Pinged.", delay=SILENCE_SECONDS))
 
-    lines = stream_lines(api, f"/v1/agents/{agent_id}/messages/stream", user("Ping me.") | {"include_pings": True})
+    lines = stream_lines(api, f"/v1/agents/{agent_id}/{route}", user("Ping me.") | {"include_pings": True, **streaming})
 
     frames = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
     pings = [f for f in frames if f["message_type"] == "ping"]
@@ -169,11 +178,14 @@ def test_with_include_pings_a_silent_model_gets_ping_events_instead(api: httpx.C
     assert lines[-1] == "data: [DONE]"
 
 
-def test_the_stream_of_a_background_run_keeps_alive_too(api: httpx.Client, fake_llm: FakeLLMServer) -> None:
+@STREAM_ROUTES
+def test_the_stream_of_a_background_run_keeps_alive_too(
+    api: httpx.Client, fake_llm: FakeLLMServer, route: str, streaming: dict[str, Any]
+) -> None:
     agent_id = new_agent(api, ANTHROPIC)
     fake_llm.script(Reply(text="From the background.", delay=SILENCE_SECONDS))
 
-    lines = stream_lines(api, f"/v1/agents/{agent_id}/messages/stream", user("Go.") | {"background": True})
+    lines = stream_lines(api, f"/v1/agents/{agent_id}/{route}", user("Go.") | {"background": True, **streaming})
 
     assert lines[0] == ": keep-alive"
     frames = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: {")]

@@ -225,7 +225,10 @@ def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
     state = agent_state(agent, message_ids=[])
 
     captured = captured_response(letta_capture, "POST", "/v1/agents/")
-    assert list(state) == list(captured)
+    assert list(state)[: len(captured)] == list(captured)
+    assert list(state)[len(captured) :] == ["model", "model_settings", "embedding", "pending_approval"]
+    assert state["model"] == "anthropic/claude-sonnet-4-5-20250929"
+    assert state["model_settings"]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert list(state["llm_config"]) == list(captured["llm_config"])
     assert list(state["embedding_config"]) == list(captured["embedding_config"])
     assert state["embedding_config"] == captured["embedding_config"]

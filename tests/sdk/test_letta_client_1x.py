@@ -1,0 +1,109 @@
+"""A day-one integrator on letta-client 1.12.0 and 1.12.1 (what ``pip install letta-client`` gives).
+
+Each version runs every scenario of ``driver.py`` once, in one subprocess, against one
+live server (with the fake Anthropic); each test reads its scenario's outcome.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.api.live_server import start_live_server
+from tests.sdk.conftest import run_driver
+from tests.sdk.seed_000_1x import FLOWS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tests.api.live_server import LiveServer
+    from tests.fake_llm.server import FakeLLMServer
+
+VERSIONS = ["1.12.0", "1.12.1"]
+# Seed 000's flows use ``tools.upsert_from_function``, which 1.12.1 no longer has.
+SEED_VERSION = "1.12.0"
+# Seed 000's flows again, with an OpenAI-wire model (see ``seed_000_1x``'s docstring).
+OPENAI_MODEL = "openai/gpt-4o-mini"
+SCENARIOS = [
+    "create_update_retrieve_delete",
+    "iterate_agents_across_pages",
+    "iterate_an_agents_tools",
+    "attach_and_detach_a_tool",
+    "update_approval_in_the_body",
+    "reset_messages",
+    "cancel_a_background_run",
+    "cancel_a_streamed_turn",
+    "cancel_a_blocking_turn",
+    "list_runs",
+    "client_side_tool_returns",
+    "streaming_through_create",
+    "a_conflict_is_sent_once",
+    "steps_carry_their_run",
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
+    env = {
+        "ANTHROPIC_BASE_URL": fake_llm_server.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "OPENAI_BASE_URL": fake_llm_server.base_url_openai,
+        "OPENAI_API_KEY": "sk-test",
+    }
+    with start_live_server(tmp_path_factory.mktemp("sdk-1x"), extra_env=env) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def reports(server: LiveServer, fake_llm_server: FakeLLMServer) -> dict[str, dict[str, Any]]:
+    fake_llm_server.reset()
+    return {
+        version: run_driver(
+            version, server, fake_llm_server, SCENARIOS + (list(FLOWS) if version == SEED_VERSION else [])
+        )
+        for version in VERSIONS
+    }
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_scenario_passes_with_letta_client_1x(reports, version: str, scenario: str) -> None:
+    outcome = reports[version][scenario]
+    assert outcome["ok"], outcome["error"]
+
+
+@pytest.mark.parametrize("flow", list(FLOWS))
+def test_seed_000s_flow_passes_in_1x_idioms(reports, flow: str) -> None:
+    outcome = reports[SEED_VERSION][flow]
+    assert outcome["ok"], outcome["error"]
+
+
+@pytest.fixture(scope="module")
+def openai_report(reports, server: LiveServer, fake_llm_server: FakeLLMServer) -> dict[str, Any]:
+    return run_driver(SEED_VERSION, server, fake_llm_server, list(FLOWS), model=OPENAI_MODEL)
+
+
+@pytest.mark.parametrize("flow", list(FLOWS))
+def test_seed_000s_flow_passes_with_an_openai_model(openai_report, flow: str) -> None:
+    outcome = openai_report[flow]
+    assert outcome["ok"], outcome["error"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_conflict_reaches_the_server_once(reports, server: LiveServer, version: str) -> None:
+    facts = reports[version]["a_conflict_is_sent_once"]["facts"]
+    path = f"/v1/agents/{facts['agent_id']}/messages"
+
+    posts = [line for line in server.log().splitlines() if f'"POST {path}"' in line]
+
+    assert facts["sent"] == 1
+    assert facts["detail"]["detail"]["code"] == "PENDING_APPROVAL"
+    assert [line.split('"')[2].split()[0] for line in posts] == ["200", "409"], posts
+    assert (facts["runs"], facts["refused_stored"]) == (1, 0)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_iterating_seven_agents_two_at_a_time_takes_four_pages_and_the_empty_one(reports, version: str) -> None:
+    # Four pages of 2, 2, 2 and 1 agents, then the empty page 1.x asks for before it stops.
+    assert reports[version]["iterate_agents_across_pages"]["facts"]["requests"] == 5
