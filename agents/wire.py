@@ -19,7 +19,6 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
 from django.utils import timezone
 
 from agents.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
@@ -290,8 +289,9 @@ def tool_json(tool: Tool) -> dict[str, Any]:
 
 
 def model_endpoint(provider: str) -> str | None:
-    configured = {"anthropic": settings.ANTHROPIC_BASE_URL, "openai": settings.OPENAI_BASE_URL}.get(provider)
-    return configured or _DEFAULT_ENDPOINTS.get(provider)
+    """The vendor's public endpoint. The server's own ``*_BASE_URL`` (often an internal address)
+    is never shown to tenants (issue 14, item 16)."""
+    return _DEFAULT_ENDPOINTS.get(provider)
 
 
 def llm_config(agent: Agent) -> dict[str, Any]:
