@@ -113,7 +113,9 @@ export class MemoryPanel {
     } else {
       known.countDraft();
     }
-    if (flash) {
+    // This tab's own save comes back as an event too (before or after its answer): not news.
+    const ownEcho = known.savedValue !== undefined && block.value === known.savedValue;
+    if (flash && !ownEcho) {
       known.element.classList.remove("changed");
       void known.element.offsetWidth; // restart the highlight
       known.element.classList.add("changed");
@@ -178,12 +180,14 @@ export class MemoryPanel {
       save.disabled = true;
       error.hidden = true;
       status.textContent = "Saving…";
+      known.savedValue = textarea.value;
       try {
         const saved = await this.save(known.block.id, textarea.value);
         known.block = saved;
         stopEditing();
         status.textContent = "Saved";
       } catch (failure) {
+        known.savedValue = undefined;
         status.textContent = "";
         error.textContent = failure.message;
         error.hidden = false; // the draft stays in the box
