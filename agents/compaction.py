@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
-from django.db.models import Max
 
 from agents.engine.compaction import SUMMARY_KIND, plan_compaction, summary_content, summary_of, summary_request
 from agents.errors import AgentBusy, Conflict
@@ -76,12 +75,11 @@ def _store(agent: Agent, plan: CompactionPlan, summary: str) -> int:
             raise AgentBusy()
         if _pointers(locked) != _pointers(agent):
             raise ContextMovedOn()
-        last = Message.objects.filter(agent_id=agent.pk).aggregate(m=Max("seq"))["m"]
         store_compaction(
             agent_id=agent.pk,
             organization_id=agent.organization_id,
             run_id=None,
-            seq=(last if last is not None else -1) + 1,
+            seq=Message.objects.next_seq(agent.pk),
             summary=summary,
             keep_from_seq=plan.keep_from_seq,
             evicted=len(plan.evicted),

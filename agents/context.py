@@ -6,7 +6,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from agents.engine.compaction import conservative_tokens, is_summary, summary_of
@@ -92,8 +91,7 @@ def agent_reset_messages(*, agent: Agent, add_default_initial_messages: bool = T
         and locked.turn_lock_expires_at > timezone.now()
     ):
         raise AgentBusy()
-    last = Message.objects.filter(agent=agent).aggregate(m=Max("seq"))["m"]
-    start = (last if last is not None else -1) + 1
+    start = Message.objects.next_seq(agent.pk)
     rows = [
         Message(
             organization_id=agent.organization_id,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from agents import run_state
@@ -162,8 +162,7 @@ class DjangoConversationStore:
     def _take_seqs(self, count: int) -> int:
         """The first of ``count`` new consecutive ``seq`` values of this agent's rows."""
         if self._next_seq is None:
-            last = Message.objects.filter(agent_id=self.agent_id).aggregate(m=Max("seq"))["m"]
-            self._next_seq = (last if last is not None else -1) + 1
+            self._next_seq = Message.objects.next_seq(self.agent_id)
         first = self._next_seq
         self._next_seq += count
         return first

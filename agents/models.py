@@ -4,7 +4,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Case, F, Max, Q, Value, When
 
 from accounts.fields import EncryptedJSONField
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
@@ -100,6 +100,11 @@ class MessageQuerySet(OrgScopedQuerySet):
             summary=agent.context_summary_seq,
             keep=agent.context_keep_seq,
         )
+
+    def next_seq(self, agent_id: Any) -> int:
+        """The ``seq`` the agent's next row takes (0 for its first)."""
+        last = self.filter(agent_id=agent_id).aggregate(m=Max("seq"))["m"]
+        return (last if last is not None else -1) + 1
 
     def in_window(self, agent_id: Any, *, start: int, summary: int | None, keep: int | None) -> MessageQuerySet:
         rows = self.filter(agent_id=agent_id, seq__gte=start)
