@@ -140,6 +140,8 @@ def page(
 
     A cursor is the public id of a ``model`` row, found among ``rows`` through
     ``cursor_field``; a cursor that is not among them is a 404. Past the end: ``[]``.
+    ``before`` alone answers the ``limit`` rows nearest the cursor (still in ``order``),
+    so a client paging backwards with ``before=<first id>`` skips nothing.
     """
     descending = order == "desc"
     first, second = fields
@@ -155,6 +157,9 @@ def page(
         older = Q(**{f"{first}__lt": value}) | Q(**{first: value, f"{second}__lt": tiebreak})
         rows = rows.filter(older if later == descending else newer)
     ordering = (f"-{first}", f"-{second}") if descending else (first, second)
+    if before and not after:
+        nearest_first = tuple(f.removeprefix("-") if f.startswith("-") else f"-{f}" for f in ordering)
+        return list(reversed(rows.order_by(*nearest_first)[:limit]))
     return list(rows.order_by(*ordering)[:limit])
 
 

@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from django.db import connection
-from django.db.models import BooleanField, Count, Q, QuerySet
+from django.db.models import BooleanField, Count, Q
 from django.db.models.expressions import RawSQL
 
 from agents.errors import NotFound
 from agents.models import Agent, AgentBlock, Block, Passage
+from agents.selectors import page
 
 if TYPE_CHECKING:
     from accounts.models import Organization
@@ -65,32 +66,6 @@ def agent_block_get(*, agent: Agent, label: str) -> Block:
     return link.block
 
 
-def _cursor_page(
-    rows: QuerySet[Any],
-    model: type[Block] | type[Passage],
-    *,
-    after: str | None,
-    before: str | None,
-    limit: int,
-    order: Order,
-) -> list[Any]:
-    """A page ordered by creation time then id; ``after``/``before`` follow that order."""
-    descending = order == "desc"
-    for cursor, later in ((after, True), (before, False)):
-        if not cursor:
-            continue
-        pk = model.parse_public_id(cursor)
-        anchor = rows.filter(pk=pk).values_list("created_at", "pk").first() if pk else None
-        if anchor is None:
-            raise NotFound(f"{model.__name__} {cursor} not found")
-        created_at, anchor_pk = anchor
-        newer = Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=anchor_pk)
-        older = Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=anchor_pk)
-        rows = rows.filter(older if later == descending else newer)
-    ordering = ("-created_at", "-pk") if descending else ("created_at", "pk")
-    return list(rows.order_by(*ordering)[:limit])
-
-
 def agent_block_list(
     *,
     agent: Agent,
@@ -103,7 +78,7 @@ def agent_block_list(
     if after is None and before is None and limit is None and order is None:
         return agent_blocks(agent)
     rows = Block.objects.filter(agent_blocks__agent=agent)
-    return _cursor_page(rows, Block, after=after, before=before, limit=limit or 100, order=order or "asc")
+    return page(rows, Block, after=after, before=before, limit=limit or 100, order=order or "asc")
 
 
 def block_list(
@@ -152,7 +127,7 @@ def block_list(
             rows = rows.filter(agent_count__lt=connected_to_agents_count_lt)
         if connected_to_agents_count_eq:
             rows = rows.filter(agent_count__in=list(connected_to_agents_count_eq))
-    return _cursor_page(rows, Block, after=after, before=before, limit=limit, order=order)
+    return page(rows, Block, after=after, before=before, limit=limit, order=order)
 
 
 def block_agent_list(*, block: Block) -> list[Agent]:
@@ -177,7 +152,7 @@ def passage_list(
     rows = Passage.objects.for_org(agent.organization_id).filter(agent=agent)
     if search:
         rows = rows.filter(text__icontains=search)
-    return _cursor_page(rows, Passage, after=after, before=before, limit=limit, order="asc" if ascending else "desc")
+    return page(rows, Passage, after=after, before=before, limit=limit, order="asc" if ascending else "desc")
 
 
 def passage_get(*, agent: Agent, passage_id: str) -> Passage:

@@ -98,6 +98,20 @@ def test_asc_and_desc_are_each_others_reverse_and_before_is_relative_to_order(al
     assert alice_api.get(path, {"order": "asc", "after": ascending[-1]}).json() == []
 
 
+@pytest.mark.parametrize("order", ["asc", "desc"])
+@pytest.mark.parametrize("route", ROUTES)
+def test_paging_backwards_with_before_the_first_id_yields_every_earlier_row_once(alice_api, rows, route, order):
+    path = rows[route]
+    expected = all_ids(alice_api, path, order)
+    ids: list[str] = []
+    query: dict[str, Any] = {"limit": 1, "order": order, "before": expected[-1]}
+    while page := alice_api.get(path, query).json():
+        ids = list(dict.fromkeys(item["id"] for item in page)) + ids
+        query["before"] = page[0]["id"]
+
+    assert ids == expected[:-1]
+
+
 @pytest.mark.parametrize("route", ROUTES)
 def test_an_unknown_order_or_order_by_is_a_422(alice_api, rows, route):
     path = rows[route]
