@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from agents.engine.events import (
@@ -21,6 +22,7 @@ from agents.engine.events import (
     ToolCallDeltaEvent,
 )
 from agents.engine.stop import StopReason
+from agents.models import Agent
 from agents.wire import approval_request, chat_row, public_id
 
 if TYPE_CHECKING:
@@ -31,6 +33,24 @@ COALESCE_SECONDS = 0.015
 
 def agent_group(agent_id: Any) -> str:
     return f"agent.{agent_id}"
+
+
+def approvals_group(organization_id: Any) -> str:
+    """The group of every open page of an organization's members (the approvals inbox and badge)."""
+    return f"org.{organization_id}.approvals"
+
+
+def _changes_approvals(payload: dict[str, Any]) -> bool:
+    """Whether a payload makes an approval request pending (a run stopped for one) or resolves one."""
+    if payload["type"] == "run_finished":
+        return payload.get("pending_approval") is not None
+    if payload["type"] == "message":
+        return any(m["message_type"] == "approval_response_message" for m in payload.get("messages", []))
+    return False
+
+
+def _organization_of(agent_id: Any) -> Any:
+    return Agent.objects.filter(pk=agent_id).values_list("organization_id", flat=True).first()
 
 
 def event_payload(event: EngineEvent) -> dict[str, Any]:
@@ -54,11 +74,19 @@ def event_payload(event: EngineEvent) -> dict[str, Any]:
 
 
 async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
-    """The only sender to an agent's group."""
+    """The only sender to an agent's group, and to its organization's approvals group when an
+    approval request becomes pending or is answered (the inbox reads the new state itself)."""
     layer = get_channel_layer()
     if layer is None or not payloads:
         return
     await layer.group_send(agent_group(agent_id), {"type": "agent.events", "events": payloads})
+    if any(_changes_approvals(payload) for payload in payloads):
+        organization_id = await database_sync_to_async(_organization_of)(agent_id)
+        if organization_id is not None:
+            await layer.group_send(
+                approvals_group(organization_id),
+                {"type": "approvals.changed", "agent_id": public_id("agent", agent_id)},
+            )
 
 
 class EventPublisher:

@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from agents.consumers import AgentChatConsumer
+from agents.consumers import AgentChatConsumer, ApprovalInboxConsumer
 
 websocket_urlpatterns = [
     # Channels' URLRouter takes ASGI apps in ``path``; django-stubs allows only views.
     path("ws/agents/<str:agent_id>/", AgentChatConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/approvals/", ApprovalInboxConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

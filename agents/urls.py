@@ -7,6 +7,7 @@ app_name = "agents"
 urlpatterns = [
     path("", views.agent_list, name="list"),
     path("agents/new/", views.agent_create, name="create"),
+    path("approvals/", views.approvals_inbox, name="approvals"),
     path("agents/<str:agent_id>/", views.agent_chat, name="chat"),
     path("agents/<str:agent_id>/history/", views.chat_history, name="chat_history"),
     path("agents/<str:agent_id>/memory/", views.chat_memory, name="chat_memory"),

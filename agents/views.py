@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.access import get_for_org
 from accounts.decorators import membership_required
 from agents import chat, selectors, services
+from agents.approval_inbox import approval_tools, inbox_state
 from agents.errors import ApplicationError, NotFound
 from agents.forms import AgentForm, AgentSearchForm, PassageForm, PassageSearchForm
 from agents.llm.intents import example_call
@@ -145,12 +146,22 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
         "historyUrl": reverse("agents:chat_history", kwargs={"agent_id": agent.public_id}),
         "memoryUrl": reverse("agents:chat_memory", kwargs={"agent_id": agent.public_id}),
         "suggestions": demo_suggestions(agent),
+        "tools": approval_tools(agent),
+        "inboxUrl": reverse("agents:approvals"),
     }
     return render(
         request,
         "agents/chat.html",
         {"agent": agent, "config": config, "is_demo": bool(info and info.is_demo), "model_info": info},
     )
+
+
+@membership_required
+@require_GET
+def approvals_inbox(request: OrganizationHttpRequest) -> HttpResponse:
+    """Every approval request of the organization waiting for a person, newest first, answered in place."""
+    state = inbox_state(request.organization)
+    return render(request, "agents/approvals.html", {"inbox": state, "items": state["items"]})
 
 
 @membership_required

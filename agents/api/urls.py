@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.urls import path
 
-from agents.api import agents, blocks, messages, passages, schema, summarize, tools, views
+from agents.api import agents, approvals, blocks, messages, passages, schema, summarize, tools, views
 from agents.api import runs as run_views
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ urlpatterns = [
     *route("blocks/<str:block_id>", blocks.BlockDetailView, "block"),
     *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
     # --- end of memory ---
+    *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
     *route("runs/", run_views.RunListView, "runs"),
     *route("runs/active", run_views.ActiveRunListView, "runs-active"),
     *route("runs/<str:run_id>", run_views.RunDetailView, "run"),

@@ -7,7 +7,7 @@
 // order: seq <= the last one seen is ignored, and a gap triggers another resume.
 // Payloads without a seq ("memory_updated") are state, not run events: applied at once.
 
-import { ApprovalDialog } from "./chat/approval.js";
+import { ChatApprovals } from "./chat/approval.js";
 import { keepOneTabStop } from "./chat/keys.js";
 import { MemoryPanel } from "./chat/memory.js";
 import { Transcript } from "./chat/transcript.js";
@@ -31,12 +31,17 @@ const ui = {
   hint: $("composer-hint"),
 };
 const transcript = new Transcript($("rows"), ui.scroller);
-const approval = new ApprovalDialog({
-  section: $("approval"),
-  form: $("approval-form"),
-  calls: $("approval-calls"),
-  error: $("approval-error"),
-  submit: $("approval-submit"),
+const approval = new ChatApprovals({
+  rowsBox: $("rows"),
+  scroller: ui.scroller,
+  slot: $("approval-slot"),
+  tools: config.tools,
+  composer: ui.message,
+  submit: (approvals) => {
+    // A message typed meanwhile is sent once the decision's run is over (see "run_finished").
+    state.noteAfterDecision = Boolean(ui.message.value.trim());
+    return request({ type: "approve", approvals });
+  },
 });
 
 const memory = new MemoryPanel({
@@ -64,6 +69,7 @@ const state = {
   waiting: null, // the frame type we await an answer for
   notice: null, // the last error frame's text, until the next request
   dismissed: null, // the banner text the person closed, kept hidden until the next request
+  noteAfterDecision: false, // send the composer's text when the run answering an approval ends
 };
 
 // --- runs ----------------------------------------------------------------------------------------
@@ -110,6 +116,10 @@ function applyPayload(payload) {
     state.latestRun = known.state;
     state.pendingApproval = payload.pending_approval;
     transcript.finishPreviews(payload.stop_reason);
+    if (state.noteAfterDecision && !payload.pending_approval) {
+      state.noteAfterDecision = false;
+      if (payload.status === "completed") queueMicrotask(submitMessage);
+    }
     placeUsages([payload.run_id]);
     memory.refresh(); // the context meter, and blocks a tool created or removed
   } else {
@@ -170,8 +180,8 @@ function updateControls() {
   ui.chat.dataset.busy = String(active || waiting || sending || !state.synced);
   ui.stop.hidden = !active;
   ui.stop.disabled = state.waiting === "cancel";
-  ui.send.disabled = active || pending.length > 0 || waiting;
-  ui.hint.textContent = active ? "The agent is working. Stop it to send something else." : pending.length ? "Answer the approval request above first." : "";
+  ui.send.disabled = active || waiting;
+  ui.hint.textContent = active ? "The agent is working. Stop it to send something else." : pending.length ? "Answering sends your message after the decision." : "";
 
   if (state.notice) showBanner(state.notice);
   else if (!active && run?.status === "failed") showBanner(`The run failed: ${run.error || run.stop_reason || "unknown error"}`, { retry: true });
@@ -180,7 +190,7 @@ function updateControls() {
   else ui.banner.hidden = true;
   ui.retry.disabled = ui.continue.disabled = waiting;
 
-  approval.render(pending);
+  approval.render(request);
   if (ui.suggestions) ui.suggestions.hidden = active || sending || transcript.hasConversation();
 }
 
@@ -224,6 +234,7 @@ function onError(reply) {
     if (text && !ui.message.value) ui.message.value = text;
   }
   if (reply.request === "approve") {
+    state.noteAfterDecision = false;
     approval.setBusy(false);
     approval.showError(reply.detail);
   } else {
@@ -312,6 +323,7 @@ async function loadOlder() {
 function submitMessage() {
   const text = ui.message.value;
   if (!text.trim() || ui.send.disabled) return;
+  if (approval.pending) return approval.focusFirst(); // the message goes after the decision
   const otid = crypto.randomUUID();
   if (!request({ type: "send", text, otid })) return;
   transcript.addPendingSend(otid, text);
@@ -339,18 +351,6 @@ $("banner-close").addEventListener("click", () => {
   ui.message.focus();
 });
 keepOneTabStop(ui.scroller, $("rows"));
-approval.form.addEventListener("submit", (event) => {
-  event.preventDefault();
-  let approvals;
-  try {
-    approvals = approval.collect();
-  } catch (error) {
-    approval.showError(error.message);
-    return;
-  }
-  approval.hideError();
-  if (request({ type: "approve", approvals })) approval.setBusy(true);
-});
 for (const button of document.querySelectorAll(".suggestion")) {
   button.addEventListener("click", () => {
     ui.message.value = button.dataset.text;

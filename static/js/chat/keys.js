@@ -4,10 +4,13 @@
 
 const CONTROLS = "a[href], button, summary, input, select, textarea";
 
+// Approval cards stay in the Tab order: answering them is what the page is waiting for.
+const KEEP = "[data-keep-tab-order]";
+
 function demote(node) {
-  if (node.nodeType !== Node.ELEMENT_NODE) return;
+  if (node.nodeType !== Node.ELEMENT_NODE || node.closest(KEEP)) return;
   if (node.matches(CONTROLS)) node.tabIndex = -1;
-  for (const control of node.querySelectorAll(CONTROLS)) control.tabIndex = -1;
+  for (const control of node.querySelectorAll(CONTROLS)) if (!control.closest(KEEP)) control.tabIndex = -1;
 }
 
 function shown(element) {

@@ -3,6 +3,7 @@
 // Model and tool text goes in through textContent or the safe Markdown renderer only.
 
 import { MarkdownStream, renderMarkdown } from "../markdown.js";
+import { decisionLine, decisionStatus } from "./decisions.js";
 import { h, prettyArguments } from "./dom.js";
 
 const NEAR_BOTTOM_PX = 120;
@@ -68,6 +69,7 @@ export class Transcript {
     this.cards = new Map(); // tool_call_id -> card
     this.calls = new Map(); // tool_call_id -> {name, arguments}
     this.results = new Map(); // tool_call_id -> tool return
+    this.decisions = new Map(); // tool_call_id -> approval decision (shown in its card, above the result)
     this.pendingSends = new Map(); // otid -> placeholder of a message not stored yet
     this.oldestId = null;
   }
@@ -92,12 +94,14 @@ export class Transcript {
     const args = h("pre", { className: "tool-args", text: prettyArguments(call.arguments) });
     const resultText = h("pre", { className: "tool-result-text" });
     const result = h("div", { className: "tool-result", hidden: true }, h("span", { className: "label", text: "Result" }), resultText);
+    const decision = h("div", { className: "tool-decision", hidden: true });
     const element = h(
       "div",
       { className: "tool-card", dataset: { callId: call.id || "" } },
       h("div", { className: "tool-head" }, h("span", { className: "tool-icon", "aria-hidden": "true", text: "⚙" }), name, statusEl),
       h("div", { className: "label", text: "Arguments" }),
       args,
+      decision,
       result,
     );
     const card = {
@@ -109,13 +113,25 @@ export class Transcript {
         statusEl.textContent = STATUS_TEXT[next] ?? next;
       },
       setResult(item) {
-        result.hidden = false;
+        card.result = item;
         resultText.textContent = item.tool_return ?? "";
-        card.setStatus(item.status === "success" ? "success" : "error");
+        result.hidden = card.decision?.type === "approval" && !card.decision.approve; // a denial's line says it all
+        card.setStatus(result.hidden ? "denied" : item.status === "success" ? "success" : "error");
+      },
+      /** Who decided, when, and why: shown above the result, so the card reads decision → result. */
+      setDecision(item) {
+        card.decision = item;
+        decision.hidden = false;
+        decision.replaceChildren(decisionLine(item, name.textContent));
+        if (item.arguments) args.textContent = prettyArguments(item.arguments);
+        if (card.result) card.setResult(card.result);
+        else card.setStatus(decisionStatus(item));
       },
     };
     if (call.id) {
       this.cards.set(call.id, card);
+      const decided = this.decisions.get(call.id);
+      if (decided) card.setDecision(decided);
       const known = this.results.get(call.id);
       if (known) card.setResult(known);
     }
@@ -176,21 +192,21 @@ export class Transcript {
     }
   }
 
+  /** Decisions show in their calls' cards; a call whose card is not on the page yet gets a line here. */
   renderDecisions(message, entry) {
     const list = h("ul", { className: "decisions" });
     for (const item of message.approvals ?? []) {
+      this.decisions.set(item.tool_call_id, item);
+      const card = this.cards.get(item.tool_call_id);
+      if (card?.element.isConnected) {
+        card.setDecision(item);
+        continue;
+      }
       const known = this.calls.get(item.tool_call_id)?.name;
       if (!known) entry.unresolved = true; // its call is on an older page: rendered again once that loads
-      const name = known ?? "a tool";
-      let text;
-      let status;
-      if (item.type === "tool") [text, status] = [`You provided the result of ${name}`, "provided"];
-      else if (item.approve) [text, status] = [`You approved ${name}`, "approved"];
-      else [text, status] = [`You denied ${name}${item.reason ? `: ${item.reason}` : ""}`, "denied"];
-      if (!this.results.has(item.tool_call_id)) this.cards.get(item.tool_call_id)?.setStatus(status);
-      list.append(h("li", { className: status === "denied" ? "denied" : "approved", text }));
+      list.append(h("li", { dataset: { decision: decisionStatus(item) } }, decisionLine(item, known ?? "a tool")));
     }
-    return h("div", { className: "decision-summary" }, h("span", { className: "label", text: "Decision" }), list);
+    return list.childElementCount ? h("div", { className: "decision-summary" }, list) : null;
   }
 
   renderRow(entry) {

@@ -1,0 +1,96 @@
+"""The organization's approvals inbox: every approval request waiting for a person, across agents.
+
+One selector, ``pending_approvals(organization)``, feeds the inbox page, the header's count
+badge, the inbox's live socket and ``GET /v1/approvals/pending``. A request is pending while
+its agent's latest row asks for approval and no run of the agent is active (a run queued
+by an answer is already taking care of it). Changes are announced by ``agents.broadcast``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Exists, OuterRef, Subquery
+
+from agents.engine import approvals as approval_rules
+from agents.models import Agent, Message, MessageRole, Run
+from agents.wire import approval_request, letta_timestamp
+from tools.models import AgentTool
+
+if TYPE_CHECKING:
+    from accounts.models import Organization
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """An agent waiting for a person, and the assistant row whose calls wait."""
+
+    agent: Agent
+    row: Message
+
+    @property
+    def request(self) -> dict[str, Any]:
+        message = approval_request(self.row)
+        assert message is not None  # pending_approvals keeps only rows that ask for approval
+        return message
+
+
+def pending_approvals(organization: Organization | None) -> list[PendingApproval]:
+    """Every pending approval request of ``organization``, newest first (two queries)."""
+    latest_row = (
+        Message.objects.filter(agent=OuterRef("pk"), seq__gte=OuterRef("context_start_seq"))
+        .exclude(role=MessageRole.SYSTEM)
+        .order_by("-seq")
+        .values("id")[:1]
+    )
+    agents = (
+        Agent.objects.for_org(organization)
+        .annotate(latest_row_id=Subquery(latest_row), running=Exists(Run.objects.active().filter(agent=OuterRef("pk"))))
+        .filter(running=False, latest_row_id__isnull=False)
+    )
+    by_row = {agent.latest_row_id: agent for agent in agents}
+    rows = Message.objects.filter(pk__in=list(by_row), role=MessageRole.ASSISTANT)
+    pending = [
+        PendingApproval(agent=by_row[row.pk], row=row)
+        for row in rows
+        if approval_rules.pending_approval([row.snapshot()]) is not None
+    ]
+    return sorted(pending, key=lambda item: item.row.created_at, reverse=True)
+
+
+def pending_approval_count(organization: Organization | None) -> int:
+    return len(pending_approvals(organization))
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+
+
+def approval_tools(agent: Agent) -> dict[str, dict[str, Any]]:
+    """What an approval card shows of each tool attached to ``agent``: its description's
+    first line and its parameters' JSON schema (for the "Edit" form), by tool name."""
+    attached = AgentTool.objects.filter(agent=agent).select_related("tool")
+    return {
+        at.tool.name: {
+            "description": first_line(at.tool.description),
+            "parameters": (at.tool.json_schema or {}).get("parameters") or {},
+        }
+        for at in attached
+    }
+
+
+def inbox_item(pending: PendingApproval) -> dict[str, Any]:
+    """One inbox entry as the inbox page and its socket receive it."""
+    return {
+        "agent": {"id": pending.agent.public_id, "name": pending.agent.name},
+        "requested_at": letta_timestamp(pending.row.created_at),
+        "request": pending.request,
+        "tools": approval_tools(pending.agent),
+    }
+
+
+def inbox_state(organization: Organization | None) -> dict[str, Any]:
+    """The inbox's state frame: the count and every entry."""
+    items = [inbox_item(pending) for pending in pending_approvals(organization)]
+    return {"type": "approvals", "count": len(items), "items": items}
