@@ -252,6 +252,7 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/blocks/?label=human&value_search=a",
         "/v1/agents/{charlies_agent}/core-memory/blocks",
         "/v1/agents/{charlies_agent}/archival-memory",
+        "/v1/approvals/pending",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:

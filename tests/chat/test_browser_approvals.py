@@ -389,7 +389,9 @@ def test_the_inbox_lists_the_organizations_approvals_live_and_its_badge_counts_d
     expect(inbox.locator(".inbox-item")).to_have_count(1)
     expect(badge(inbox)).to_have_text("1 waiting")
     expect(inbox).to_have_title(re.compile(r"^\(1\) Approvals"))
-    expect(chat.locator(".tool-card").last.locator(".tool-status")).to_have_text("Done")  # answered in the chat's tab too
+    expect(chat.locator(".tool-card").last.locator(".tool-status")).to_have_text(
+        "Done"
+    )  # answered in the chat's tab too
 
     item = inbox.locator(".inbox-item").first
     item.get_by_role("button", name="Deny", exact=True).click()
