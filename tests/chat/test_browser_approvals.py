@@ -1,5 +1,5 @@
 """Approval cards in the chat and the organization's approvals inbox, in headless Chromium against
-a live Daphne (the embedded default, the demo model), at 1280×800 and 390×844 (issue 11)."""
+a live Daphne (the embedded default, the demo model), at 1280x800 and 390x844 (issue 11)."""
 
 from __future__ import annotations
 
