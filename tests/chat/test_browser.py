@@ -53,7 +53,7 @@ def last_reply(page: Page):
 
 
 def approval_call(page: Page, index: int):
-    return page.locator("#approval fieldset.approval-call").nth(index)
+    return page.locator(".approval-controls").nth(index)
 
 
 def test_a_person_logs_in_creates_an_agent_with_an_approval_gated_tool_and_gets_a_streamed_reply(
@@ -114,12 +114,10 @@ def test_approving_a_call_runs_it_and_the_decision_stays_in_the_history(page: Pa
     open_chat(page, chat_server, agent_id)
 
     send(page, "call get_secret_code with input_text=hello")
-    expect(page.get_by_role("heading", name="Approval needed")).to_be_visible()
-    expect(approval_call(page, 0).locator("legend")).to_have_text("get_secret_code")
+    expect(page.locator(".tool-card.approval-pending .tool-name")).to_have_text("get_secret_code")
     expect(approval_call(page, 0).locator("pre")).to_have_text('{\n  "input_text": "hello"\n}')
-    approval_call(page, 0).get_by_label("Approve").check()
-    disabled_while_submitting = page.evaluate(
-        "() => { const b = document.getElementById('approval-submit'); b.click(); return b.disabled; }"
+    disabled_while_submitting = approval_call(page, 0).evaluate(
+        "card => { const b = card.querySelector('button.approve'); b.click(); return b.disabled; }"
     )
     wait_idle(page)
 
@@ -127,14 +125,14 @@ def test_approving_a_call_runs_it_and_the_decision_stays_in_the_history(page: Pa
     card = page.locator(".tool-card").last
     expect(card.locator(".tool-status")).to_have_text("Done")
     expect(card.locator(".tool-result-text")).to_have_text(re.compile(r"^SECRET-[0-9A-F]{8}$"))
-    expect(page.locator(".decision-summary").last).to_contain_text("You approved get_secret_code")
+    expect(card.locator(".decision-line")).to_contain_text("Approved by")
     expect(last_reply(page)).to_contain_text("the secret code is SECRET-")
-    expect(page.locator("#approval")).to_be_hidden()
+    expect(page.locator(".approval-controls")).to_have_count(0)
 
     page.reload()
-    expect(page.locator(".decision-summary").last).to_contain_text("You approved get_secret_code")
+    expect(page.locator(".tool-card").last.locator(".decision-line")).to_contain_text("Approved by")
     expect(page.locator(".tool-card").last.locator(".tool-status")).to_have_text("Done")
-    expect(page.locator("#approval")).to_be_hidden()
+    expect(page.locator(".approval-controls")).to_have_count(0)
 
 
 def test_denying_a_call_with_a_reason_tells_the_model_why(page: Page, chat_server: ChatServer):
@@ -142,14 +140,14 @@ def test_denying_a_call_with_a_reason_tells_the_model_why(page: Page, chat_serve
     open_chat(page, chat_server, agent_id)
 
     send(page, "call get_secret_code with input_text=hello")
-    approval_call(page, 0).get_by_label("Deny").check()
+    approval_call(page, 0).get_by_role("button", name="Deny", exact=True).click()
     approval_call(page, 0).get_by_label(re.compile("^Reason")).fill("not during the demo")
-    page.get_by_role("button", name="Send decision").click()
+    page.get_by_role("button", name="Confirm denial").click()
     wait_idle(page)
 
-    expect(page.locator(".tool-card").last.locator(".tool-status")).to_have_text("Error")
-    expect(page.locator(".decision-summary").last).to_have_text(
-        re.compile("You denied get_secret_code: not during the demo")
+    expect(page.locator(".tool-card").last.locator(".tool-status")).to_have_text("Denied")
+    expect(page.locator(".tool-card").last.locator(".decision-line")).to_have_text(
+        re.compile("^Denied by .*: not during the demo")
     )
     expect(last_reply(page)).to_contain_text("not during the demo")
     rows = history(page, agent_id)["rows"]
@@ -163,13 +161,15 @@ def test_providing_a_result_stores_it_as_given_and_shows_it_as_text(page: Page, 
     open_chat(page, chat_server, agent_id)
 
     send(page, "call get_secret_code with input_text=hello")
-    approval_call(page, 0).get_by_label("Provide result").check()
+    approval_call(page, 0).get_by_role("button", name="Provide result").click()
     approval_call(page, 0).get_by_label("What get_secret_code returns").fill("<b>42</b>")
-    page.get_by_role("button", name="Send decision").click()
+    page.get_by_role("button", name="Send result").click()
     wait_idle(page)
 
     expect(page.locator(".tool-card").last.locator(".tool-result-text")).to_have_text("<b>42</b>")
-    expect(page.locator(".decision-summary").last).to_contain_text("You provided the result of get_secret_code")
+    expect(page.locator(".tool-card").last.locator(".decision-line")).to_contain_text(
+        "Result of get_secret_code provided by"
+    )
     expect(last_reply(page)).to_contain_text("the secret code is <b>42</b>.")
     assert page.locator("#transcript b").count() == 0
 
@@ -183,15 +183,16 @@ def test_a_parallel_batch_is_answered_together_in_one_submission(page: Page, cha
         "call roll_dice with num_sides=6 and call get_secret_code with input_text=alpha "
         "and call get_secret_code with input_text=beta",
     )
-    expect(page.locator("#approval fieldset.approval-call")).to_have_count(2)
+    expect(page.locator(".approval-controls")).to_have_count(2)
     expect(page.locator(".tool-card", has_text="roll_dice").locator(".tool-status")).to_have_text("Will run")
-    approval_call(page, 0).get_by_label("Approve").check()
-    approval_call(page, 1).get_by_label("Deny").check()
-    page.get_by_role("button", name="Send 2 decisions").click()
+    approval_call(page, 0).get_by_role("button", name="Approve", exact=True).click()
+    approval_call(page, 1).get_by_role("button", name="Deny", exact=True).click()
+    page.get_by_role("button", name="Confirm denial").click()
+    page.get_by_role("button", name="Submit all").click()
     wait_idle(page)
 
     statuses = page.locator(".tool-card .tool-status").all_inner_texts()
-    assert statuses[-3:] == ["Done", "Done", "Error"]
+    assert statuses[-3:] == ["Done", "Done", "Denied"]
     rows = history(page, agent_id)["rows"]
     approvals = [m for r in rows for m in r["messages"] if m["message_type"] == "approval_response_message"]
     tool_returns = [m for r in rows for m in r["messages"] if m["message_type"] == "tool_return_message"]

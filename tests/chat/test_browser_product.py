@@ -80,11 +80,10 @@ def test_chatting_with_an_approval_reports_no_content_security_policy_violation(
     wait_idle(page)
     page.get_by_role("button", name="Copy code").last.click()
     send(page, "call get_secret_code with input_text=hello")
-    page.locator("#approval fieldset.approval-call").first.get_by_label("Approve").check()
-    page.get_by_role("button", name="Send decision").click()
+    page.locator(".approval-controls").first.get_by_role("button", name="Approve", exact=True).click()
     wait_idle(page)
 
-    expect(page.locator(".decision-summary").last).to_contain_text("You approved get_secret_code")
+    expect(page.locator(".tool-card").last.locator(".decision-line")).to_contain_text("Approved by")
     assert csp_violations(page) == []
     assert not [text for text in console if "Content Security Policy" in text]
 
@@ -198,7 +197,7 @@ def test_axe_finds_nothing_serious_on_the_login_agents_chat_and_tools_pages(
     agent_id = chat_server.new_agent("axe")
     open_chat(page, chat_server, agent_id)
     send(page, "Some **markdown** with code:\n```\nprint(1)\n```\n\nand call get_secret_code with input_text=hello")
-    expect(page.get_by_role("heading", name="Approval needed")).to_be_visible()
+    expect(page.locator(".approval-controls")).to_have_count(1)
     wait_idle(page)
     assert serious_accessibility_violations(page) == []
 
@@ -219,5 +218,5 @@ def test_a_brand_new_organization_sees_an_approval_from_its_starter_agent_at_onc
     page.get_by_role("button", name=re.compile("^call get_secret_code with")).click()
     page.get_by_role("textbox", name=re.compile("^Message to")).press("Enter")
 
-    expect(page.get_by_role("heading", name="Approval needed")).to_be_visible()
-    expect(page.locator("#approval fieldset.approval-call legend")).to_have_text("get_secret_code")
+    expect(page.locator(".tool-card.approval-pending .tool-name")).to_have_text("get_secret_code")
+    expect(page.get_by_role("button", name="Approve", exact=True)).to_be_focused()
