@@ -4,7 +4,7 @@
 // The inbox page subscribes to the same socket to list and answer them.
 
 const NOTIFY_KEY = "approvals.notify";
-const badge = document.getElementById("approvals-badge");
+const badges = document.querySelectorAll("[data-approvals-badge]"); // the nav's, and the phone's menu button's
 const baseTitle = document.title.replace(/^\(\d+\) /, "");
 const listeners = new Set();
 let socket = null;
@@ -21,7 +21,7 @@ export function setNotificationsWanted(on) {
 }
 
 function showCount(count) {
-  if (badge) {
+  for (const badge of badges) {
     badge.hidden = count === 0;
     badge.dataset.count = String(count);
     badge.querySelector(".count").textContent = String(count);
@@ -81,5 +81,5 @@ function connect() {
   });
 }
 
-showCount(Number(badge?.dataset.count || 0));
+showCount(Number(badges[0]?.dataset.count || 0));
 connect();

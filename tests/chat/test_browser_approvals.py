@@ -128,7 +128,7 @@ def test_after_twenty_earlier_turns_a_new_approval_is_on_screen_and_answered_in_
     chat_server.server.manage("shell", "-c", TWENTY_TURNS.replace("AGENT_PK", agent_id.removeprefix("agent-")))
     open_chat(page, chat_server, agent_id)
 
-    send(page, "call get_secret_code with input_text=" + "hello " * 60)
+    send(page, 'call get_secret_code with input_text="' + "a long text to fold " * 12 + '"')
     card = cards(page).first
     approve = card.get_by_role("button", name="Approve", exact=True)
     deny = card.get_by_role("button", name="Deny", exact=True)
@@ -342,7 +342,7 @@ def sign_up(page: Page, chat_server: ChatServer, organization: str) -> None:
 
 def ask_for_approval(page: Page, chat_server: ChatServer, agent_id: str, text: str) -> None:
     open_chat(page, chat_server, agent_id)
-    send(page, f"call get_secret_code with input_text={text}")
+    send(page, f"call get_secret_code with input_text=\"{text}\"")
     expect(cards(page)).to_have_count(1)
 
 
@@ -361,7 +361,7 @@ def test_the_inbox_lists_the_organizations_approvals_live_and_its_badge_counts_d
     starter = inbox.get_by_role("link", name="Chat with Starter agent").get_attribute("href")
     assert starter is not None
     starter_id = starter.strip("/").split("/")[-1]
-    second_id = chat_server.server.manage("shell", "-c", SECOND_AGENT.replace("ORG", organization)).strip()
+    second_id = chat_server.server.manage("shell", "-c", SECOND_AGENT.replace("ORG", organization)).split()[-1]
     inbox.goto(f"{chat_server.url}/approvals/")
     expect(inbox.get_by_text("Nothing is waiting for approval.")).to_be_visible()
     expect(badge(inbox)).to_be_hidden()

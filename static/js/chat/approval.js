@@ -181,6 +181,7 @@ export class ApprovalBatch {
 
   closeForms(card, refocus = false) {
     for (const form of [card.denyForm, card.editForm, card.provideForm]) form.hidden = true;
+    delete card.root.dataset.mode;
     if (refocus) card.approve.focus();
   }
 
@@ -188,6 +189,7 @@ export class ApprovalBatch {
     if (this.busy) return;
     this.closeForms(card);
     form.hidden = false;
+    card.root.dataset.mode = form === card.denyForm ? "deny" : "provide";
     input.focus();
   }
 
@@ -208,6 +210,7 @@ export class ApprovalBatch {
     card.editForm.querySelector(".cancel").addEventListener("click", () => this.closeForms(card, true));
     this.closeForms(card);
     card.editForm.hidden = false;
+    card.root.dataset.mode = "edit";
     card.schemaForm.focus();
   }
 
