@@ -24,14 +24,14 @@ class AgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
     formset = AgentToolFormSet
     organization_path = "agent__organization"
     extra = 0
-    fields = ("tool", "requires_approval", "effective")
+    fields = ("tool", "approval_policy", "approval_condition", "effective")
     readonly_fields = ("effective",)
     verbose_name = "tool"
     verbose_name_plural = "tools"
 
-    @admin.display(description="needs approval", boolean=True)
-    def effective(self, obj: AgentTool) -> bool | None:
-        return obj.effective_requires_approval if obj.pk else None
+    @admin.display(description="in effect")
+    def effective(self, obj: AgentTool) -> str:
+        return obj.effective_policy if obj.pk else "-"
 
 
 @admin.register(Agent)

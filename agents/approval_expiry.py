@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from agents.engine.inputs import ApprovalCreate, ApprovalItem, ToolReturnItem, TurnRequest
 from agents.errors import ApplicationError
-from agents.models import Agent
+from agents.models import Agent, RunTransport
 from agents.runs import RunMode, run_start
 from agents.selectors import pending_approval_row
 
@@ -58,6 +58,7 @@ def expire_pending_approvals(*, now: datetime | None = None) -> int:
                 agent=agent,
                 request=TurnRequest(messages=[ApprovalCreate(approvals=denials)]),
                 mode=RunMode.BACKGROUND,
+                transport=RunTransport.EXPIRY,
             )
         except ApplicationError as exc:
             # Answered meanwhile, or a run is active: the next pass looks again.

@@ -25,7 +25,7 @@ from agents.engine.inputs import ApprovalCreate, ApprovalItem, MessageCreate, To
 from agents.errors import ApplicationError
 from agents.memory.selectors import agent_blocks
 from agents.memory.services import panel_block
-from agents.models import Agent, Message, MessageRole, Run, RunStatus, Step
+from agents.models import Agent, Message, MessageRole, Run, RunStatus, RunTransport, Step
 from agents.runs import RunMode, run_start
 from agents.selectors import message_list, pending_approval_row
 from agents.sweeper import sweep_stale_runs
@@ -178,7 +178,7 @@ def chat_sync(*, agent: Agent, after_seq: int, limit: int = SYNC_PAGE_ROWS) -> d
 
 
 def _start(*, agent: Agent, user: User, request: TurnRequest) -> Run:
-    return run_start(agent=agent, request=request, mode=RunMode.BACKGROUND, user=user)
+    return run_start(agent=agent, request=request, mode=RunMode.BACKGROUND, user=user, transport=RunTransport.CHAT)
 
 
 def chat_send(*, agent: Agent, user: User, text: str, otid: str) -> Run:

@@ -9,7 +9,8 @@ from django import forms
 
 from agents.llm.registry import list_model_handles
 from agents.models import DEFAULT_SYSTEM_PROMPT
-from tools.models import AgentTool, Tool
+from tools.conditions import MAX_CONDITION_CHARS
+from tools.models import AgentTool, ApprovalPolicy, Tool, condition_problem
 
 if TYPE_CHECKING:
     from django.forms import BoundField
@@ -19,24 +20,6 @@ if TYPE_CHECKING:
     from agents.models import Agent
 
 
-class ApprovalPolicy:
-    """What an agent does with a tool's calls: follow the tool's default, or override it."""
-
-    INHERIT = "inherit"
-    ALWAYS = "always"
-    NEVER = "never"
-    CHOICES = (
-        (INHERIT, "Tool default"),
-        (ALWAYS, "Always ask"),
-        (NEVER, "Never ask"),
-    )
-    OVERRIDES: dict[str, bool | None] = {INHERIT: None, ALWAYS: True, NEVER: False}
-
-    @classmethod
-    def of(cls, requires_approval: bool | None) -> str:
-        return {None: cls.INHERIT, True: cls.ALWAYS, False: cls.NEVER}[requires_approval]
-
-
 @dataclass(frozen=True)
 class ToolRow:
     """One line of the tools fieldset: attach the tool, and how its calls are approved."""
@@ -44,6 +27,7 @@ class ToolRow:
     tool: Tool
     attach: BoundWidget
     approval: BoundField
+    condition: BoundField
 
 
 def model_choices(organization: Organization | None, current: str | None = None) -> list[tuple[str, str]]:
@@ -93,19 +77,45 @@ class AgentForm(forms.Form):
             default = "asks" if tool.default_requires_approval else "does not ask"
             self.fields[self.approval_field(tool)] = forms.ChoiceField(
                 label=f"Approval for {tool.name}",
-                choices=ApprovalPolicy.CHOICES,
-                initial=ApprovalPolicy.of(at.requires_approval if at else None),
+                choices=ApprovalPolicy.choices,
+                initial=at.approval_policy if at else ApprovalPolicy.INHERIT,
                 help_text=f"By default {tool.name} {default} a person before it runs.",
+            )
+            self.fields[self.condition_field(tool)] = forms.CharField(
+                label=f"Ask when (condition for {tool.name})",
+                required=False,
+                max_length=MAX_CONDITION_CHARS,
+                initial=at.approval_condition if at else "",
+                widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "e.g. amount > 100"}),
+                help_text='With "Ask when a condition holds": e.g. amount > 100, path startswith "/etc".',
             )
 
     @staticmethod
     def approval_field(tool: Tool) -> str:
         return f"approval_{tool.pk.hex}"
 
+    @staticmethod
+    def condition_field(tool: Tool) -> str:
+        return f"condition_{tool.pk.hex}"
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for tool in cleaned.get("tools") or []:
+            policy = cleaned.get(self.approval_field(tool), ApprovalPolicy.INHERIT)
+            problem = condition_problem(policy, cleaned.get(self.condition_field(tool)) or "", tool)
+            if problem:
+                self.add_error(self.condition_field(tool), problem)
+        return cleaned
+
     def tool_rows(self) -> list[ToolRow]:
         attach = {str(widget.data["value"]): widget for widget in self["tools"]}
         return [
-            ToolRow(tool=tool, attach=attach[str(tool.pk)], approval=self[self.approval_field(tool)])
+            ToolRow(
+                tool=tool,
+                attach=attach[str(tool.pk)],
+                approval=self[self.approval_field(tool)],
+                condition=self[self.condition_field(tool)],
+            )
             for tool in self.org_tools
             if str(tool.pk) in attach
         ]
@@ -113,10 +123,10 @@ class AgentForm(forms.Form):
     def chosen_tools(self) -> list[Tool]:
         return list(self.cleaned_data["tools"])
 
-    def approval_overrides(self) -> dict[str, bool | None]:
-        """``tool name → override`` for every attached tool (``None`` follows the tool's default)."""
+    def approval_policies(self) -> dict[str, tuple[str, str]]:
+        """``tool name → (policy, condition)`` for every attached tool."""
         return {
-            tool.name: ApprovalPolicy.OVERRIDES[self.cleaned_data[self.approval_field(tool)]]
+            tool.name: (self.cleaned_data[self.approval_field(tool)], self.cleaned_data[self.condition_field(tool)])
             for tool in self.chosen_tools()
         }
 

@@ -203,6 +203,14 @@ class RunStatus(models.TextChoices):
 StopReason = models.TextChoices("StopReason", [(reason.name, reason.value) for reason in EngineStopReason])  # type: ignore[call-overload]
 
 
+class RunTransport(models.TextChoices):
+    """How a run was asked for; recorded with the approval decisions it carries (the audit)."""
+
+    API = "api", "REST API"
+    CHAT = "chat", "Browser chat"
+    EXPIRY = "expiry", "Approval expiry"
+
+
 class RunQuerySet(OrgScopedQuerySet):
     def active(self) -> RunQuerySet:
         return self.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
@@ -216,6 +224,7 @@ class Run(PublicIdModel):
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     stop_reason = models.CharField(max_length=30, choices=StopReason.choices, blank=True)
     background = models.BooleanField(default=False, help_text="Executed by a worker, not in the request.")
+    transport = models.CharField(max_length=10, choices=RunTransport.choices, default=RunTransport.API)
     request = models.JSONField(default=dict, blank=True, help_text="The input that started the run.")
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)

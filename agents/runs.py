@@ -17,12 +17,13 @@ from django.db import transaction
 from agents import dispatch
 from agents.engine.state import check_turn_input
 from agents.errors import AgentBusy
-from agents.models import Agent, Message, Run
+from agents.models import Agent, Message, Run, RunTransport
 from agents.sweeper import sweep_stale_runs
+from agents.turns import tool_specs, with_client_tools
 
 if TYPE_CHECKING:
     from accounts.models import ApiKey, User
-    from agents.engine.inputs import TurnInput, TurnRequest
+    from agents.engine.inputs import TurnRequest
 
 
 class RunMode(enum.Enum):
@@ -30,10 +31,12 @@ class RunMode(enum.Enum):
     BACKGROUND = "background"  # a worker executes it (the chat, ``messages/async``, ``background=true``)
 
 
-def check_input(*, agent: Agent, turn_input: TurnInput) -> None:
-    """Raise the engine's errors now for input the agent's state does not accept."""
+def check_input(*, agent: Agent, request: TurnRequest) -> None:
+    """Raise the engine's errors now for input the agent's state does not accept (edited
+    approval arguments included, against the schemas of the agent's and the request's tools)."""
     rows = [m.snapshot() for m in Message.objects.in_context(agent)]
-    check_turn_input(rows, turn_input)
+    specs = with_client_tools(tool_specs(agent), request.client_tools or ())
+    check_turn_input(rows, request.turn_input(), specs={spec.name: spec for spec in specs})
 
 
 def run_start(
@@ -43,6 +46,7 @@ def run_start(
     mode: RunMode,
     user: User | None = None,
     api_key: ApiKey | None = None,
+    transport: RunTransport = RunTransport.API,
 ) -> Run:
     """Create a run of ``request`` for ``agent``, or raise why it cannot start.
 
@@ -56,7 +60,7 @@ def run_start(
     """
     sweep_stale_runs(agent_id=agent.pk)
     if mode is RunMode.BACKGROUND:
-        check_input(agent=agent, turn_input=request.turn_input())
+        check_input(agent=agent, request=request)
     with transaction.atomic():
         # Serialize starts per agent: the row lock makes "no active run, then create one" atomic.
         Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk").get()
@@ -69,6 +73,7 @@ def run_start(
             background=mode is RunMode.BACKGROUND,
             created_by=user if user is not None and user.is_authenticated else None,
             api_key=api_key,
+            transport=transport,
         )
         if mode is RunMode.BACKGROUND:
             dispatch.dispatch_on_commit(run)

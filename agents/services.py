@@ -1,9 +1,11 @@
 """Writes on agents: create, update, delete, tool attachment and the per-agent approval policy.
 
 Keyword-only and transactional. Tool approval has one source of truth, the
-``AgentTool.requires_approval`` override (``None`` inherits the tool's default):
-``requires_approval`` tool rules given by a client are turned into overrides and
-never stored in ``Agent.tool_rules``; ``agents.wire.agent_state`` derives them back.
+``AgentTool.approval_policy`` (``inherit``, ``ask``, ``allow``, ``ask_when`` + a
+condition), written only by ``agent_set_tool_policy``; Letta's boolean override
+(``requires_approval``) is a view of it. ``requires_approval`` tool rules given by a
+client are turned into policies and never stored in ``Agent.tool_rules``;
+``agents.wire.agent_state`` derives them back.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from agents.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
 from agents.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
-from tools.models import AgentTool, Tool
+from tools.models import AgentTool, ApprovalPolicy, Tool, condition_problem, policy_for_override
 
 if TYPE_CHECKING:
     from accounts.models import Organization, User
@@ -191,8 +193,7 @@ def _apply_approval_rules(agent: Agent, gated: set[str]) -> None:
         else:
             wanted = False if at.tool.default_requires_approval else None
         if at.requires_approval != wanted:
-            at.requires_approval = wanted
-            at.save(update_fields=["requires_approval"])
+            _write_policy(at, policy_for_override(wanted), "")
 
 
 def login_message_text(now: datetime | None = None) -> str:
@@ -436,10 +437,36 @@ def agent_detach_tool(*, agent: Agent, tool: Tool) -> Agent:
 
 
 @transaction.atomic
-def agent_set_tool_approval(*, agent: Agent, tool_name: str, requires_approval: bool) -> Agent:
-    """Override whether calls of the attached tool ``tool_name`` wait for a human."""
-    updated = AgentTool.objects.filter(agent=agent, tool__name=tool_name).update(requires_approval=requires_approval)
-    if not updated:
+def agent_set_tool_policy(*, agent: Agent, tool_name: str, policy: str, condition: str = "") -> Agent:
+    """Set the approval policy of the attached tool ``tool_name``: the one writer of approval policies.
+
+    ``policy`` is an ``ApprovalPolicy`` value; ``ask_when`` needs a ``condition`` that parses
+    and reads only the tool's arguments (``InvalidArgument`` says what is wrong), the other
+    policies clear it.
+    """
+    if policy not in ApprovalPolicy.values:
+        raise InvalidArgument(
+            f"Unknown approval policy {policy!r}; use one of {', '.join(ApprovalPolicy.values)}.",
+            field="approval_policy",
+        )
+    attached = AgentTool.objects.filter(agent=agent, tool__name=tool_name).select_related("tool").first()
+    if attached is None:
         raise NotFound(f"Tool {tool_name} is not attached to agent {agent.public_id}")
+    condition = condition.strip() if policy == ApprovalPolicy.ASK_WHEN else ""
+    problem = condition_problem(policy, condition, attached.tool)
+    if problem:
+        raise InvalidArgument(problem, field="approval_condition")
+    _write_policy(attached, policy, condition)
     _touch(agent)
     return agent
+
+
+def _write_policy(attached: AgentTool, policy: str, condition: str) -> None:
+    attached.approval_policy, attached.approval_condition = policy, condition
+    attached.save(update_fields=["approval_policy", "approval_condition"])
+
+
+def agent_set_tool_approval(*, agent: Agent, tool_name: str, requires_approval: bool | None) -> Agent:
+    """Letta's override (the approval endpoint, the chat's "Always allow"): ``True`` asks,
+    ``False`` allows, ``None`` follows the tool's default."""
+    return agent_set_tool_policy(agent=agent, tool_name=tool_name, policy=policy_for_override(requires_approval))

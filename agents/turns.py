@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from agents.conversation import DjangoConversationStore
+from agents.engine.approvals import DecisionAuthor
 from agents.engine.context import ModelSettings
 from agents.engine.inputs import ClientTool, TurnInput
 from agents.engine.loop import Turn, TurnCollaborators, start_turn
@@ -18,15 +19,17 @@ from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client
 from agents.memory.prompt import memory_source
-from agents.models import Message
+from agents.models import Message, RunTransport
+from agents.services import agent_set_tool_approval
 from tools.base import ToolContext, ToolSpec
 from tools.runtime import DefaultToolRunner, tool_spec_for
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from accounts.models import ApiKey, User
     from agents.broadcast import EventPublisher
+    from agents.engine.types import Transport
     from agents.llm.base import LLMClient
     from agents.models import Agent, Run
     from tools.base import ToolRunner
@@ -117,7 +120,33 @@ def _collaborators(
             env_vars={str(k): str(v) for k, v in (agent.tool_env_vars or {}).items()},
         ),
         sender=sender,
+        author=decision_author(run, sender_user=sender_user, api_key=api_key),
+        allow_always=_allow_always(agent),
     )
+
+
+EXPIRY_AUTHOR = "Approval expiry"
+
+
+def decision_author(run: Run, *, sender_user: User | None, api_key: ApiKey | None) -> DecisionAuthor:
+    """Who answers approvals in ``run``, for the audit: the expiry timer, an API key, or a person."""
+    transport = cast("Transport", run.transport)
+    if run.transport == RunTransport.EXPIRY:
+        return DecisionAuthor(decided_by=EXPIRY_AUTHOR, transport=transport)
+    if api_key is not None:
+        return DecisionAuthor(decided_by=f"API key {api_key.name}", transport=transport, api_key_id=api_key.pk)
+    if sender_user is not None and sender_user.is_authenticated:
+        return DecisionAuthor(decided_by=sender_user.email, transport=transport, user_id=sender_user.pk)
+    return DecisionAuthor(decided_by="Unknown", transport=transport)
+
+
+def _allow_always(agent: Agent) -> Callable[[str], Awaitable[None]]:
+    """An approval's ``always_allow``: the same writer as Letta's approval endpoint (``requires_approval=false``)."""
+
+    async def allow(tool_name: str) -> None:
+        await sync_to_async(agent_set_tool_approval)(agent=agent, tool_name=tool_name, requires_approval=False)
+
+    return allow
 
 
 async def open_turn(

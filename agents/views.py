@@ -68,9 +68,8 @@ def _save_agent(request: OrganizationHttpRequest, form: AgentForm, agent: Agent 
             agent = services.agent_update(
                 agent=agent, name=data["name"], model=data["model"], system=data["system"], tool_ids=tool_ids
             )
-        for tool_name, override in form.approval_overrides().items():
-            # ``None`` clears the override, so the tool's own default applies again.
-            services.agent_set_tool_approval(agent=agent, tool_name=tool_name, requires_approval=override)  # type: ignore[arg-type]
+        for tool_name, (policy, condition) in form.approval_policies().items():
+            services.agent_set_tool_policy(agent=agent, tool_name=tool_name, policy=policy, condition=condition)
     return agent
 
 

@@ -118,16 +118,35 @@ def wire_tool_return(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+AUDIT_FIELDS = ("decided_by", "decided_by_user_id", "decided_by_api_key_id", "decided_at", "transport")
+
+
 def wire_approval(item: dict[str, Any]) -> dict[str, Any]:
-    """A stored approval decision as Letta's ``ApprovalReturn`` / ``ToolReturn`` item."""
+    """A stored approval decision as Letta's ``ApprovalReturn`` / ``ToolReturn`` item.
+
+    The audit (who, when, how: ``AUDIT_FIELDS``) and, on decisions, the edit
+    (``original_arguments``, ``arguments``, ``always_allow``) follow Letta's fields;
+    Letta clients ignore them. Items stored before the audit existed have none of
+    them and show exactly Letta's fields.
+    """
+    audit: dict[str, Any] = {}
+    if "decided_at" in item:
+        audit = {name: item.get(name) for name in AUDIT_FIELDS}
     if item.get("type") == "tool":
-        return wire_tool_return(item)
-    return {
+        return wire_tool_return(item) | audit
+    decision = {
         "type": "approval",
         "tool_call_id": item.get("tool_call_id"),
         "approve": item.get("approve"),
         "reason": item.get("reason"),
     }
+    if audit:
+        audit |= {
+            "original_arguments": item.get("original_arguments"),
+            "arguments": item.get("arguments"),
+            "always_allow": bool(item.get("always_allow")),
+        }
+    return decision | audit
 
 
 def _text_of(content: Iterable[dict[str, Any]]) -> str:

@@ -34,7 +34,8 @@ class AgentToolFormSet(BaseInlineFormSet):
 class AgentToolForm(forms.ModelForm):
     class Meta:
         model = AgentTool
-        fields = ("agent", "tool", "requires_approval")
+        fields = ("agent", "tool", "approval_policy", "approval_condition")
+        widgets = {"approval_condition": forms.TextInput(attrs={"size": 30})}
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -46,14 +47,14 @@ class AgentToolForm(forms.ModelForm):
 
 
 class ToolAgentInline(OrgScopedAdminMixin, admin.TabularInline):
-    """The agents that use this tool, with each agent's approval override."""
+    """The agents that use this tool, with each agent's approval policy."""
 
     model = AgentTool
     form = AgentToolForm
     formset = AgentToolFormSet
     organization_path = "agent__organization"
     extra = 0
-    fields = ("agent", "requires_approval")
+    fields = ("agent", "approval_policy", "approval_condition")
     verbose_name = "agent using this tool"
     verbose_name_plural = "agents using this tool"
 

@@ -18,6 +18,9 @@ class ToolSpec:
     kind: Literal["source", "builtin", "client"]
     json_schema: dict[str, Any]  # {"name", "description", "parameters": {...}}
     requires_approval: bool = False
+    """Every call waits for a person (the agent's policy ``ask``)."""
+    approval_condition: str = ""
+    """Calls wait when this condition over their arguments holds (policy ``ask_when``; ``tools.conditions``)."""
     return_char_limit: int = 50_000
     source_code: str = ""
     tool_id: str = ""

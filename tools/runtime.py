@@ -150,13 +150,17 @@ def tool_spec_for(agent_tool: AgentTool) -> ToolSpec:
     A built-in's schema comes from the code (``default_registry``), never from a row
     written by an older version of the server.
     """
+    from tools.models import ApprovalPolicy
+
     tool = agent_tool.tool
+    policy = agent_tool.effective_policy
     schema = _builtin_schemas().get(tool.name) if tool.kind == "builtin" else None
     return ToolSpec(
         name=tool.name,
         kind=tool.kind,  # type: ignore[arg-type]  # a ToolKind value
         json_schema=schema or tool.json_schema,
-        requires_approval=agent_tool.effective_requires_approval,
+        requires_approval=policy == ApprovalPolicy.ASK,
+        approval_condition=agent_tool.approval_condition if policy == ApprovalPolicy.ASK_WHEN else "",
         return_char_limit=tool.return_char_limit,
         source_code=tool.source_code,
         tool_id=tool.public_id,

@@ -6,17 +6,69 @@ persisted, so the three Letta errors are raised before any streaming starts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from agents.engine.inputs import ApprovalItem, ToolReturnItem
-from agents.errors import InvalidApprovalInput, InvalidToolCallIds, NoPendingApproval
+from agents.errors import InvalidApprovalInput, InvalidArgument, InvalidToolCallIds, NoPendingApproval
+from tools.conditions import ConditionError, ConditionUnevaluable, condition_holds
+from tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
     from agents.engine.store import MessageSnapshot
-    from agents.engine.types import StoredApprovalItem, StoredToolCall
+    from agents.engine.types import JsonValue, StoredApprovalItem, StoredToolCall, Transport
+    from tools.base import ToolSpec
 
 DENIAL_TEMPLATE = "Error: request to call tool denied. User reason: {reason}"
+
+
+# --- which calls wait for a person (the one place that decides) ---------------------------
+
+
+def needs_approval(spec: ToolSpec | None, arguments: str) -> bool:
+    """Whether a call of ``spec`` with ``arguments`` (JSON text) waits for a person.
+
+    A client-side tool always does (its caller runs it); otherwise the agent's policy for
+    the tool: ``requires_approval`` always asks, an ``approval_condition`` asks when it holds
+    for the arguments, and when it cannot be decided (unparsable arguments, a missing
+    argument, a kind mismatch) it asks too: a broken rule never lets a call through unseen.
+    """
+    if spec is None:
+        return False
+    if spec.kind == "client" or spec.requires_approval:
+        return True
+    if not spec.approval_condition:
+        return False
+    try:
+        parsed = json.loads(arguments or "{}")
+        return not isinstance(parsed, dict) or condition_holds(spec.approval_condition, parsed)
+    except (ValueError, ConditionError, ConditionUnevaluable):
+        return True
+
+
+def may_need_approval(spec: ToolSpec | None) -> bool:
+    """Whether a call of ``spec`` might wait, before its arguments are complete (token streaming)."""
+    return spec is not None and (spec.kind == "client" or spec.requires_approval or bool(spec.approval_condition))
+
+
+# --- who decided ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecisionAuthor:
+    """Who answers approval requests in a turn, as the audit records it (DESIGN §13)."""
+
+    decided_by: str
+    """For people to read: the user's email, ``API key <name>``, or ``Approval expiry``."""
+    transport: Transport
+    user_id: int | None = None
+    api_key_id: int | None = None
+
+
+UNKNOWN_AUTHOR = DecisionAuthor(decided_by="Unknown", transport="api")
 
 
 @dataclass(frozen=True)
@@ -56,12 +108,24 @@ class Decision:
     reason: str | None = None
     tool_return: Any = None
     status: Literal["success", "error"] = "success"
+    arguments: dict[str, JsonValue] | None = None
+    """Edited arguments (validated and coerced to the tool's schema) the call runs with instead."""
+    original_arguments: dict[str, JsonValue] | None = None
+    """The model's arguments, kept when ``arguments`` replaced them."""
+    always_allow: bool = False
+    tool_name: str = ""
 
     @property
     def denied(self) -> bool:
         return self.kind == "approval" and not self.approve
 
-    def as_json(self) -> StoredApprovalItem:
+    @property
+    def edited(self) -> bool:
+        return self.arguments is not None
+
+    def as_json(self, author: DecisionAuthor, decided_at: datetime) -> StoredApprovalItem:
+        """The decision as stored on the approval row, with its audit (who, when, how)."""
+        when = decided_at.isoformat()
         if self.kind == "tool":
             return {
                 "type": "tool",
@@ -70,8 +134,26 @@ class Decision:
                 "status": self.status,
                 "stdout": None,
                 "stderr": None,
+                "decided_by": author.decided_by,
+                "decided_by_user_id": author.user_id,
+                "decided_by_api_key_id": author.api_key_id,
+                "decided_at": when,
+                "transport": author.transport,
             }
-        return {"type": "approval", "tool_call_id": self.tool_call_id, "approve": self.approve, "reason": self.reason}
+        return {
+            "type": "approval",
+            "tool_call_id": self.tool_call_id,
+            "approve": self.approve,
+            "reason": self.reason,
+            "original_arguments": self.original_arguments,
+            "arguments": self.arguments,
+            "always_allow": self.always_allow,
+            "decided_by": author.decided_by,
+            "decided_by_user_id": author.user_id,
+            "decided_by_api_key_id": author.api_key_id,
+            "decided_at": when,
+            "transport": author.transport,
+        }
 
 
 def resolve_decisions(
@@ -81,11 +163,14 @@ def resolve_decisions(
     approve: bool | None = None,
     approval_request_id: str | None = None,
     reason: str | None = None,
+    specs: Mapping[str, ToolSpec] | None = None,
 ) -> list[Decision]:
     """Turn an ``ApprovalCreate`` into one decision per gated call, or raise Letta's errors.
 
     The ``approvals`` list wins over the legacy ``approve`` / ``approval_request_id``
-    / ``reason`` fields; the legacy form answers every gated call at once.
+    / ``reason`` fields; the legacy form answers every gated call at once. Edited
+    ``arguments`` are checked against the tool's schema in ``specs`` (a 400 naming the
+    argument); without ``specs`` they are taken as given (the turn checks them again).
     """
     if pending is None:
         raise NoPendingApproval()
@@ -105,7 +190,36 @@ def resolve_decisions(
     if sorted(received) != sorted(expected) or len(set(received)) != len(received):
         raise InvalidToolCallIds(expected, received)
     by_id = {d.tool_call_id: d for d in decisions}
-    return [by_id[cid] for cid in expected]
+    calls = {c["id"]: c for c in pending.gated_calls}
+    return [_with_call(by_id[cid], calls[cid], specs) for cid in expected]
+
+
+def _with_call(decision: Decision, call: StoredToolCall, specs: Mapping[str, ToolSpec] | None) -> Decision:
+    """The decision with its call's tool name, and its edited arguments checked against the tool's schema."""
+    if decision.arguments is None:
+        return replace(decision, tool_name=call["name"])
+    arguments = decision.arguments
+    if specs is not None:
+        spec = specs.get(call["name"])
+        if spec is None:
+            raise InvalidArgument(
+                f"The arguments of call {call['id']} cannot be edited: tool {call['name']!r} is not attached.",
+                field="arguments",
+            )
+        try:
+            arguments = validate_arguments(spec.name, spec.parameters, json.dumps(arguments))
+        except ArgumentError as exc:
+            raise InvalidArgument(f"Edited arguments of call {call['id']}: {exc}", field="arguments") from exc
+    try:
+        original = json.loads(call.get("arguments") or "{}")
+    except ValueError:
+        original = call.get("arguments")
+    return replace(
+        decision,
+        tool_name=call["name"],
+        arguments=arguments,
+        original_arguments=original if isinstance(original, dict) else {"_raw": original},
+    )
 
 
 def _legacy_targets(pending: PendingBatch, expected: list[str], approval_request_id: str | None) -> list[str]:
@@ -126,4 +240,25 @@ def _legacy_targets(pending: PendingBatch, expected: list[str], approval_request
 def _decision_from_item(item: ApprovalItem | ToolReturnItem) -> Decision:
     if isinstance(item, ToolReturnItem):
         return Decision(tool_call_id=item.tool_call_id, kind="tool", tool_return=item.tool_return, status=item.status)
-    return Decision(tool_call_id=item.tool_call_id, kind="approval", approve=item.approve, reason=item.reason)
+    return Decision(
+        tool_call_id=item.tool_call_id,
+        kind="approval",
+        approve=item.approve,
+        reason=item.reason,
+        arguments=item.arguments,
+        always_allow=bool(item.always_allow),
+    )
+
+
+def edited_arguments(rows: list[MessageSnapshot]) -> dict[str, str]:
+    """``tool_call_id → arguments (JSON text)`` for every call a decision in ``rows`` edited:
+    what the model is shown for those calls instead of what it wrote."""
+    edited: dict[str, str] = {}
+    for row in rows:
+        if row.role != "approval":
+            continue
+        for item in row.approvals:
+            arguments = item.get("arguments")
+            if item.get("type") == "approval" and isinstance(arguments, dict):
+                edited[item["tool_call_id"]] = json.dumps(arguments)
+    return edited

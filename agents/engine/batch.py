@@ -82,7 +82,9 @@ class BatchRunner:
                 results += [tool_result(rest, "error", CANCELLED_RESULT) for rest in to_run[index:]]
                 await self._save(tool_row, results)
                 raise BatchCancelled()
-            results.append(await self._execute(call, called))
+            decision = decisions.get(call["id"])
+            edited = json.dumps(decision.arguments) if decision is not None and decision.edited else None
+            results.append(await self._execute(call, called, arguments=edited))
             called.append(call["name"])
             tool_row = await self._save(tool_row, results)
         assert tool_row is not None, "a batch has at least one call"
@@ -110,7 +112,8 @@ class BatchRunner:
         self.rows[:] = [row if r.id == row.id else r for r in self.rows]
         return row
 
-    async def _execute(self, call: StoredToolCall, called: list[str]) -> StoredToolReturn:
+    async def _execute(self, call: StoredToolCall, called: list[str], *, arguments: str | None) -> StoredToolReturn:
+        """Run ``call`` with its arguments, or with ``arguments`` (JSON text) when a person edited them."""
         spec = self.specs.get(call["name"])
         if spec is None:
             return tool_result(
@@ -119,7 +122,7 @@ class BatchRunner:
         violation = self.rules.violation(spec.name, called, set(self.specs))
         if violation:
             return tool_result(call, "error", violation)
-        outcome = await self.tool_runner.run(spec, call.get("arguments") or "{}", self.tool_context)
+        outcome = await self.tool_runner.run(spec, arguments or call.get("arguments") or "{}", self.tool_context)
         return tool_result(
             call,
             outcome.status,

@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agents.engine.approvals import may_need_approval
 from agents.engine.events import ReasoningDeltaEvent, TextDeltaEvent, ToolCallDeltaEvent
 from agents.llm.base import (
     Completed,
@@ -25,10 +26,6 @@ if TYPE_CHECKING:
     from tools.base import ToolSpec
 
 LOOP_INTERNAL_ARGUMENTS = ("request_heartbeat", "inner_thoughts")
-
-
-def is_gated(spec: ToolSpec | None) -> bool:
-    return spec is not None and (spec.requires_approval or spec.kind == "client")
 
 
 def clean_arguments(raw: str) -> str:
@@ -135,7 +132,7 @@ class StepOutput:
                 index=event.index,
                 tool_call_id=call_id,
                 name=event.name,
-                requires_approval=is_gated(specs.get(event.name)),
+                requires_approval=may_need_approval(specs.get(event.name)),
             )
         if isinstance(event, ToolCallArgumentsDelta):
             position = self._call_index.get(event.index)
@@ -149,7 +146,7 @@ class StepOutput:
                 index=event.index,
                 tool_call_id=call["id"],
                 name=call["name"],
-                requires_approval=is_gated(specs.get(call["name"])),
+                requires_approval=may_need_approval(specs.get(call["name"])),
             )
         if isinstance(event, Completed):
             self.completed = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agents.engine.approvals import edited_arguments
 from agents.llm.base import (
     AssistantTurn,
     ContentPart,
@@ -82,12 +83,14 @@ def conversation_turns(rows: list[MessageSnapshot]) -> tuple[str, tuple[Turn, ..
     """The system prompt and the turns the model sees, from in-context rows.
 
     Approval rows are not shown to the model: the decisions are in the tool
-    results that follow them. Notices (truncation, required tools) stored on a
+    results that follow them, and a call whose arguments a person edited is
+    shown with the edited arguments (the model sees what ran). Notices (truncation, required tools) stored on a
     row's metadata follow that row and its tool results as user-side text.
     """
     system = ""
     turns: list[Turn] = []
     pending_notice: str | None = None
+    edited = edited_arguments(rows)
 
     def flush_notice() -> None:
         nonlocal pending_notice
@@ -119,7 +122,9 @@ def conversation_turns(rows: list[MessageSnapshot]) -> tuple[str, tuple[Turn, ..
         elif row.role == "user":
             turns.append(UserTurn(row.text))
         elif row.role == "assistant":
-            calls = tuple(ToolCall(c["id"], c["name"], c.get("arguments") or "{}") for c in row.tool_calls)
+            calls = tuple(
+                ToolCall(c["id"], c["name"], edited.get(c["id"]) or c.get("arguments") or "{}") for c in row.tool_calls
+            )
             turns.append(AssistantTurn(content_parts(row.content), calls))
             pending_notice = row.metadata.get("notice")
     flush_notice()

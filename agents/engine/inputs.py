@@ -21,6 +21,8 @@ from pydantic import (
     StrictInt,
     Tag,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -65,12 +67,30 @@ class MessageCreate(RequestModel):
 
 
 class ApprovalItem(RequestModel):
-    """Approve or deny one pending call (Letta's ``ApprovalReturn``)."""
+    """Approve or deny one pending call (Letta's ``ApprovalReturn``).
+
+    Two extensions a Letta client never sends (DESIGN §13), both only with ``approve: true``:
+    ``arguments`` runs the call with these arguments instead of the model's (checked against
+    the tool's schema), and ``always_allow`` also stops asking for this tool on this agent.
+    """
 
     type: Literal["approval"] = "approval"
     tool_call_id: ToolCallId
     approve: StrictBool
     reason: Reason = None
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="Run the call with these arguments instead of the model's (approve only)."
+    )
+    always_allow: StrictBool | None = Field(
+        default=None, description="Approve, and stop asking for approval of this tool on this agent (approve only)."
+    )
+
+    @field_validator("arguments", "always_allow")
+    @classmethod
+    def _only_when_approving(cls, value: Any, info: ValidationInfo) -> Any:
+        if value not in (None, False) and info.data.get("approve") is not True:
+            raise ValueError(f"'{info.field_name}' is only allowed when 'approve' is true.")
+        return value
 
 
 class ToolReturnItem(RequestModel):
@@ -211,7 +231,8 @@ def validation_errors(exc: ValidationError, prefix: list[str | int]) -> list[dic
         loc = [
             part
             for part in error["loc"]
-            if part not in ("message", "approval", "tool_return", "function-after[_one_kind_of_input()]")
+            if part not in ("message", "approval", "tool_return")
+            and not (isinstance(part, str) and part.startswith("function-after["))
         ]
         message = error["msg"].removeprefix("Value error, ")
         errors.append({"loc": [*prefix, *loc], "msg": message, "type": error["type"]})

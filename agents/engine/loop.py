@@ -15,6 +15,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
@@ -22,7 +23,7 @@ from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_
 from agents.engine.compaction import (
     is_summary,
 )
-from agents.engine.completion import StepOutput, clean_arguments, delta_event, is_gated
+from agents.engine.completion import StepOutput, clean_arguments, delta_event
 from agents.engine.context import ModelSettings, build_step_request, estimate_tokens
 from agents.engine.events import (
     EngineEvent,
@@ -46,7 +47,7 @@ from agents.llm.base import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from agents.engine.store import ConversationStore
     from agents.engine.types import StoredToolCall
@@ -70,6 +71,10 @@ class TurnCollaborators:
     rules: ToolRules
     tool_context: ToolContext
     sender: dict[str, Any] = field(default_factory=dict)
+    author: approval_rules.DecisionAuthor = approval_rules.UNKNOWN_AUTHOR
+    """Who answers approvals in this turn (recorded with each decision)."""
+    allow_always: Callable[[str], Awaitable[None]] | None = None
+    """Stop asking for approval of the named tool on this agent (a decision's ``always_allow``)."""
 
 
 class _Finish(Exception):
@@ -142,7 +147,7 @@ class Turn:
 
     async def validate(self) -> None:
         self._pending = approval_rules.pending_approval(self.rows)
-        self._decisions = check_turn_input(self.rows, self.input)
+        self._decisions = check_turn_input(self.rows, self.input, specs=self.specs)
         if not isinstance(self.input, list):
             return
         for item in self.input:
@@ -270,15 +275,20 @@ class Turn:
 
     async def _answer_approvals(self) -> AsyncIterator[EngineEvent]:
         assert self._pending is not None
+        decided_at = datetime.now(UTC)
+        author = self.collab.author
         [approval_row] = await self._append(
             [
                 MessageDraft(
                     role="approval",
-                    approvals=[d.as_json() for d in self._decisions],
+                    approvals=[d.as_json(author, decided_at) for d in self._decisions],
                     **self._sender(),
                 )
             ]
         )
+        for decision in self._decisions:
+            if decision.always_allow and self.collab.allow_always is not None:
+                await self.collab.allow_always(decision.tool_name)
         yield self._message(approval_row)
         tool_row = await self._run_batch(self._pending.message, {d.tool_call_id: d for d in self._decisions})
         yield self._message(tool_row)
@@ -452,7 +462,9 @@ class Turn:
         calls: list[StoredToolCall] = []
         for call in out.tool_calls:
             spec = self.specs.get(call["name"])
-            calls.append({**call, "arguments": clean_arguments(call["arguments"]), "requires_approval": is_gated(spec)})
+            arguments = clean_arguments(call["arguments"])
+            gated = approval_rules.needs_approval(spec, arguments)
+            calls.append({**call, "arguments": arguments, "requires_approval": gated})
         [row] = await self._append(
             [
                 MessageDraft(

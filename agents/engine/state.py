@@ -13,6 +13,8 @@ from agents.engine.store import MessageSnapshot
 from agents.errors import InvalidApprovalInput, PendingApprovalConflict
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from agents.engine.context import ModelSettings
     from agents.engine.rules import ToolRules
     from agents.engine.types import StoredToolCall
@@ -58,8 +60,13 @@ def missing_results(
     return None
 
 
-def check_turn_input(rows: list[MessageSnapshot], turn_input: TurnInput) -> list[approval_rules.Decision]:
-    """Raise Letta's errors for input the conversation's state does not accept; return approval decisions."""
+def check_turn_input(
+    rows: list[MessageSnapshot], turn_input: TurnInput, *, specs: Mapping[str, ToolSpec] | None = None
+) -> list[approval_rules.Decision]:
+    """Raise Letta's errors for input the conversation's state does not accept; return approval decisions.
+
+    With ``specs``, edited approval arguments are checked against their tool's schema too.
+    """
     pending = approval_rules.pending_approval(rows)
     if isinstance(turn_input, ApprovalInput):
         return approval_rules.resolve_decisions(
@@ -68,6 +75,7 @@ def check_turn_input(rows: list[MessageSnapshot], turn_input: TurnInput) -> list
             approve=turn_input.approve,
             approval_request_id=turn_input.approval_request_id,
             reason=turn_input.reason,
+            specs=specs,
         )
     if pending is not None:
         raise PendingApprovalConflict(pending.message.public_id)
@@ -80,7 +88,7 @@ def preview_request(
     rows: list[MessageSnapshot], turn_input: TurnInput, tools: list[ToolSpec], settings: ModelSettings, rules: ToolRules
 ) -> LLMRequest:
     """The exact request the model would receive for ``turn_input`` now (the dry run); persists nothing."""
-    check_turn_input(rows, turn_input)
+    check_turn_input(rows, turn_input, specs={spec.name: spec for spec in tools})
     preview = list(rows)
     if isinstance(turn_input, list):
         for index, item in enumerate(turn_input):

@@ -44,16 +44,41 @@ class StoredToolReturn(TypedDict):
     stderr: list[str] | None
 
 
-class StoredApprovalDecision(TypedDict):
-    """Letta's ``ApprovalReturn``: a human's answer to one gated call."""
+Transport: TypeAlias = Literal["api", "chat", "expiry"]
+"""How a decision reached the server: the REST API, the browser chat, or the expiry timer."""
+
+
+class DecisionAudit(TypedDict):
+    """Who answered a gated call, when, and how (DESIGN §13); stored with every decision.
+
+    Rows written before the audit existed lack these keys: readers use ``.get``.
+    """
+
+    decided_by: str
+    """For people to read: the user's email, ``API key <name>``, or ``Approval expiry``."""
+    decided_by_user_id: int | None
+    decided_by_api_key_id: int | None
+    decided_at: str
+    """ISO 8601."""
+    transport: Transport
+
+
+class StoredApprovalDecision(DecisionAudit):
+    """Letta's ``ApprovalReturn``: a human's answer to one gated call, with its audit."""
 
     type: Literal["approval"]
     tool_call_id: str
     approve: bool
     reason: str | None
+    original_arguments: dict[str, JsonValue] | None
+    """The model's arguments when the decision edited them, else ``None``."""
+    arguments: dict[str, JsonValue] | None
+    """The edited arguments the call ran with, else ``None`` (it ran with the model's)."""
+    always_allow: bool
+    """The decision also stopped asking for this tool on this agent."""
 
 
-class StoredClientReturn(TypedDict):
+class StoredClientReturn(DecisionAudit):
     """Letta's ``ToolReturn`` in an approval: the client ran the gated call itself and sends its result."""
 
     type: Literal["tool"]

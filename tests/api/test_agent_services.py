@@ -161,8 +161,8 @@ def test_it_makes_the_rules_list_the_truth_for_approval_on_update(cast: Cast) ->
 
     services.agent_update(agent=agent, tool_rules=[{"tool_name": free.name, "type": "requires_approval"}])
 
-    overrides = dict(AgentTool.objects.filter(agent=agent).values_list("tool__name", "requires_approval"))
-    assert overrides == {default_gated.name: False, free.name: True}
+    policies = dict(AgentTool.objects.filter(agent=agent).values_list("tool__name", "approval_policy"))
+    assert policies == {default_gated.name: "allow", free.name: "ask"}
 
 
 def test_it_sets_and_clears_the_approval_override_of_an_attached_tool(cast: Cast) -> None:

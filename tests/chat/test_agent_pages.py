@@ -62,9 +62,9 @@ def test_it_creates_an_agent_with_tools_and_their_approval_policies(client, cast
             "model": "demo/echo-1",
             "system": "Be brief.",
             "tools": [str(free.pk), str(gated.pk)],
-            f"approval_{free.pk.hex}": "always",
+            f"approval_{free.pk.hex}": "ask",
             f"approval_{gated.pk.hex}": "inherit",
-            f"approval_{unused.pk.hex}": "never",
+            f"approval_{unused.pk.hex}": "allow",
         },
     )
 
@@ -98,7 +98,7 @@ def test_it_edits_an_agent_and_can_return_a_tool_to_its_default_policy(client, c
     )
 
     agent.refresh_from_db()
-    assert '<option value="never" selected>' in form_page
+    assert '<option value="allow" selected>' in form_page
     assert response.status_code == 302
     assert agent.name == "Renamed"
     assert agent.system == "New prompt"

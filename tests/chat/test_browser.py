@@ -68,7 +68,7 @@ def test_a_person_logs_in_creates_an_agent_with_an_approval_gated_tool_and_gets_
     page.get_by_label("Name").fill("Browser agent")
     page.get_by_label("Model").select_option("demo/echo-1")
     page.get_by_role("checkbox", name="get_secret_code").check()
-    page.get_by_label("Approval for get_secret_code").select_option("always")
+    page.get_by_label("Approval for get_secret_code").select_option("ask")
     page.get_by_role("checkbox", name="roll_dice").check()
     page.get_by_role("button", name="Create agent").click()
 

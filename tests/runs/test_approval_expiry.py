@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -43,12 +43,21 @@ def test_an_approval_past_the_organizations_limit_is_denied_and_the_agent_answer
     run = poll(lambda: Run.objects.get(agent=waiting_agent), lambda run: run.status == "completed")
     assert run.stop_reason == "end_turn"
     [decision] = Message.objects.get(agent=waiting_agent, role="approval").approvals
-    assert decision == {
+    assert decision | {"decided_at": None} == {
         "type": "approval",
         "tool_call_id": "toolu_1",
         "approve": False,
         "reason": "Approval expired after 30 minutes",
+        "decided_by": "Approval expiry",
+        "decided_by_user_id": None,
+        "decided_by_api_key_id": None,
+        "decided_at": None,
+        "transport": "expiry",
+        "original_arguments": None,
+        "arguments": None,
+        "always_allow": False,
     }
+    assert datetime.fromisoformat(decision["decided_at"]) > timezone.now() - timedelta(minutes=5)
     [result] = Message.objects.get(agent=waiting_agent, role="tool").tool_returns
     assert result["status"] == "error" and "Approval expired after 30 minutes" in result["tool_return"]
     assert Message.objects.filter(agent=waiting_agent).order_by("-seq").first().role == "assistant"
