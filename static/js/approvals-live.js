@@ -46,6 +46,7 @@ function notifyArrivals(items) {
 
 function apply(state) {
   latest = state;
+  for (const badge of badges) badge.dataset.live = "true"; // the count is the server's current one
   showCount(state.count);
   notifyArrivals(state.items);
   for (const listener of listeners) listener(state);

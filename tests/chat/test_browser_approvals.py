@@ -342,7 +342,7 @@ def sign_up(page: Page, chat_server: ChatServer, organization: str) -> None:
 
 def ask_for_approval(page: Page, chat_server: ChatServer, agent_id: str, text: str) -> None:
     open_chat(page, chat_server, agent_id)
-    send(page, f"call get_secret_code with input_text=\"{text}\"")
+    send(page, f'call get_secret_code with input_text="{text}"')
     expect(cards(page)).to_have_count(1)
 
 
@@ -415,3 +415,37 @@ def test_axe_finds_nothing_serious_on_a_chat_with_a_pending_batch(
         cards(page).first.get_by_role("button", name="Edit").click()
         cards(page).nth(1).get_by_role("button", name="Deny", exact=True).click()
         assert serious_accessibility_violations(page) == []
+
+
+# A tab in the background whose person opted in: the page's Notification calls are recorded.
+HIDDEN_TAB_WITH_NOTIFICATIONS = """
+Object.defineProperty(document, "hidden", { get: () => true });
+window.shownNotifications = [];
+window.Notification = class {
+  static permission = "granted";
+  static requestPermission() { return Promise.resolve("granted"); }
+  constructor(title, options) { window.shownNotifications.push({ title, body: options.body }); }
+  addEventListener() {}
+};
+localStorage.setItem("approvals.notify", "on");
+"""
+
+
+def test_an_approval_arriving_while_the_tab_is_hidden_shows_a_desktop_notification_when_opted_in(
+    page: Page, chat_server: ChatServer
+):
+    background = page.context.new_page()
+    background.add_init_script(HIDDEN_TAB_WITH_NOTIFICATIONS)
+    background.goto(f"{chat_server.url}/tools/")
+    expect(background.locator("#approvals-badge")).to_have_attribute(
+        "data-live", "true"
+    )  # the first state: no notification
+    assert background.evaluate("() => window.shownNotifications") == []
+
+    agent_id = chat_server.new_agent("notify")
+    ask_for_approval(page, chat_server, agent_id, "ping")
+
+    background.wait_for_function("() => window.shownNotifications.length === 1")
+    assert background.evaluate("() => window.shownNotifications") == [
+        {"title": "Approval needed", "body": "notify wants to run get_secret_code"}
+    ]
