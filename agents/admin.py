@@ -10,7 +10,18 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scoping import OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin
-from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
+from agents.models import (
+    Agent,
+    AgentBlock,
+    ApprovalDecision,
+    Block,
+    Message,
+    MessageRole,
+    Passage,
+    Run,
+    RunTransport,
+    Step,
+)
 from tools.admin import AgentToolForm, AgentToolFormSet
 from tools.models import AgentTool
 
@@ -154,6 +165,95 @@ class MessageAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin,
 
     @admin.display(description="approvals")
     def approvals_json(self, obj: Message) -> str:
+        return _pretty_json(obj.approvals)
+
+
+def _decision_line(item: dict[str, Any]) -> str:
+    if item.get("type") == "tool":
+        return f"result given for {item.get('tool_call_id')}"
+    verb = "approved" if item.get("approve") else "denied"
+    line = f"{verb} {item.get('tool_call_id')}"
+    if item.get("arguments") is not None:
+        line += ", arguments edited"
+    if item.get("always_allow"):
+        line += ", always allow"
+    if item.get("reason"):
+        line += f": {item['reason']}"
+    return line
+
+
+class TransportFilter(admin.SimpleListFilter):
+    """How the decisions arrived: the transport of the run that carried them."""
+
+    title = "transport"
+    parameter_name = "transport"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(str(value), str(label)) for value, label in RunTransport.choices]
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        return queryset.filter(run__transport=self.value()) if self.value() else queryset
+
+
+class DecidedByFilter(admin.SimpleListFilter):
+    title = "decided by"
+    parameter_name = "decided_by"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("person", "A person"), ("api_key", "An API key"), ("expiry", "Approval expiry")]
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        if self.value() == "person":
+            return queryset.filter(sender_user__isnull=False, sender_api_key__isnull=True)
+        if self.value() == "api_key":
+            return queryset.filter(sender_api_key__isnull=False)
+        if self.value() == "expiry":
+            return queryset.filter(run__transport=RunTransport.EXPIRY)
+        return queryset
+
+
+@admin.register(ApprovalDecision)
+class ApprovalDecisionAdmin(OrgScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Who decided what, when and how: every approval answer, read-only (DESIGN §13's audit)."""
+
+    list_display = ("created_at", "agent", "decided_by", "transport", "decisions")
+    list_filter = (
+        TransportFilter,
+        DecidedByFilter,
+        ("organization", admin.RelatedOnlyFieldListFilter),
+        ("agent", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = ("agent__name", "sender_user__email", "sender_api_key__name")
+    list_select_related = ("agent", "run")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at",)
+    fields = ("agent", "seq", "run", "created_at", "decided_by", "transport", "decisions", "approvals_json")
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).filter(role=MessageRole.APPROVAL)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @staticmethod
+    def _first(obj: ApprovalDecision) -> dict[str, Any]:
+        return next((item for item in obj.approvals if isinstance(item, dict)), {})
+
+    @admin.display(description="decided by")
+    def decided_by(self, obj: ApprovalDecision) -> str:
+        return str(self._first(obj).get("decided_by") or "-")
+
+    @admin.display(description="transport", ordering="run__transport")
+    def transport(self, obj: ApprovalDecision) -> str:
+        return str(self._first(obj).get("transport") or (obj.run.transport if obj.run else "-"))
+
+    @admin.display(description="decisions")
+    def decisions(self, obj: ApprovalDecision) -> str:
+        return "; ".join(_decision_line(item) for item in obj.approvals if isinstance(item, dict))
+
+    @admin.display(description="stored decisions")
+    def approvals_json(self, obj: ApprovalDecision) -> str:
         return _pretty_json(obj.approvals)
 
 

@@ -190,6 +190,21 @@ class Message(PublicIdModel):
         )
 
 
+class ApprovalDecision(Message):
+    """The approval rows seen as decisions, for the admin's read-only audit view.
+
+    A proxy: the decisions live on the rows (``Message.approvals``), the one source of truth;
+    the admin shows only rows of role ``approval``.
+    """
+
+    class Meta:
+        proxy = True
+        verbose_name = "approval decision"
+
+    def __str__(self) -> str:
+        return f"decisions #{self.seq} of {self.agent}"
+
+
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
     RUNNING = "running"

@@ -302,6 +302,8 @@ ADMIN_PAGES = [
     "/admin/agents/block/",
     "/admin/agents/block/add/",
     "/admin/agents/passage/",
+    "/admin/agents/approvaldecision/",
+    "/admin/agents/approvaldecision/?transport=chat&decided_by=person",
     "/admin/tools/tool/",
     "/admin/tools/tool/add/",
 ]
@@ -331,3 +333,49 @@ def test_it_lets_superusers_create_logins_with_lower_cased_emails(admin_client, 
 
     assert response.status_code == 302
     assert User.objects.get(email="new@example.com").check_password(password)
+
+
+def _decision(agent, run, **item):
+    stored = {
+        "type": "approval",
+        "tool_call_id": "toolu_1",
+        "approve": True,
+        "reason": None,
+        "original_arguments": None,
+        "arguments": None,
+        "always_allow": False,
+        "decided_by": "ada@example.com",
+        "decided_by_user_id": 1,
+        "decided_by_api_key_id": None,
+        "decided_at": "2026-11-30T12:00:00+00:00",
+        "transport": run.transport,
+        **item,
+    }
+    return MessageFactory(agent=agent, run=run, role="approval", content=[], approvals=[stored])
+
+
+def test_it_lists_approval_decisions_read_only_and_filters_them_by_transport(client, staff, rows):
+    acme = rows["acme"]
+    chat_run = RunFactory(agent=acme["agent"], transport="chat")
+    expiry_run = RunFactory(agent=acme["agent"], transport="expiry")
+    edited = _decision(acme["agent"], chat_run, original_arguments={"n": 1}, arguments={"n": 2})
+    _decision(
+        acme["agent"],
+        expiry_run,
+        approve=False,
+        reason="Approval expired after 5 minutes",
+        decided_by="Approval expiry",
+    )
+    _decision(rows["globex"]["agent"], rows["globex"]["run"], decided_by="globex-person@example.com")
+    client.force_login(staff)
+    url = changelist("agents.approvaldecision")
+
+    everything = client.get(url).content.decode()
+    from_the_chat = client.get(url, {"transport": "chat"}).content.decode()
+
+    assert "approved toolu_1, arguments edited" in everything
+    assert "denied toolu_1: Approval expired after 5 minutes" in everything
+    assert "globex-person@example.com" not in everything
+    assert "arguments edited" in from_the_chat and "Approval expired" not in from_the_chat
+    assert client.get(change("agents.approvaldecision", edited.pk)).status_code == 200
+    assert client.post(change("agents.approvaldecision", edited.pk), {}).status_code == 403

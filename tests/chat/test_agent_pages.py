@@ -215,3 +215,79 @@ def test_the_history_endpoint_is_a_404_for_a_cursor_of_another_agent(client, cas
     )
 
     assert response.status_code == 404
+
+
+def _dice_agent(cast):
+    from tests.tool_sources import DICE_SOURCE
+    from tools.services import tool_upsert_from_source
+
+    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
+    agent = services.agent_create(organization=cast.org_a, name="Dice", model="demo/echo-1", tool_ids=[dice.public_id])
+    return agent, dice
+
+
+def test_the_settings_page_sets_an_ask_when_policy_and_shows_it_back(client, cast):
+    agent, dice = _dice_agent(cast)
+    client.force_login(cast.alice)
+    url = reverse("agents:edit", kwargs={"agent_id": agent.public_id})
+
+    response = client.post(
+        url,
+        {
+            "name": agent.name,
+            "model": agent.model,
+            "system": "",
+            "tools": [str(dice.pk)],
+            f"approval_{dice.pk.hex}": "ask_when",
+            f"condition_{dice.pk.hex}": "num_sides > 20",
+        },
+    )
+
+    assert response.status_code == 302
+    link = AgentTool.objects.get(agent=agent, tool=dice)
+    assert (link.approval_policy, link.approval_condition) == ("ask_when", "num_sides > 20")
+    page = client.get(url).content.decode()
+    assert '<option value="ask_when" selected>' in page
+    assert 'value="num_sides &gt; 20"' in page
+
+
+def test_the_settings_page_shows_an_invalid_condition_as_a_form_error(client, cast):
+    agent, dice = _dice_agent(cast)
+    client.force_login(cast.alice)
+
+    response = client.post(
+        reverse("agents:edit", kwargs={"agent_id": agent.public_id}),
+        {
+            "name": agent.name,
+            "model": agent.model,
+            "system": "",
+            "tools": [str(dice.pk)],
+            f"approval_{dice.pk.hex}": "ask_when",
+            f"condition_{dice.pk.hex}": "sides >",
+        },
+    )
+
+    assert response.status_code == 200
+    assert "Invalid approval condition: expected an argument name or a value" in response.content.decode()
+    assert AgentTool.objects.get(agent=agent, tool=dice).approval_policy == "inherit"
+
+
+def test_the_settings_page_shows_and_reverses_an_always_allow(client, cast):
+    agent, dice = _dice_agent(cast)
+    services.agent_set_tool_approval(agent=agent, tool_name=dice.name, requires_approval=False)
+    client.force_login(cast.alice)
+    url = reverse("agents:edit", kwargs={"agent_id": agent.public_id})
+    assert '<option value="allow" selected>' in client.get(url).content.decode()
+
+    client.post(
+        url,
+        {
+            "name": agent.name,
+            "model": agent.model,
+            "system": "",
+            "tools": [str(dice.pk)],
+            f"approval_{dice.pk.hex}": "ask",
+        },
+    )
+
+    assert AgentTool.objects.get(agent=agent, tool=dice).approval_policy == "ask"

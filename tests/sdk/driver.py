@@ -356,6 +356,41 @@ def a_conflict_is_sent_once(ctx: Context) -> None:
     raise AssertionError("no 409")
 
 
+AUDIT_FIELDS = (
+    "decided_by",
+    "decided_by_user_id",
+    "decided_by_api_key_id",
+    "decided_at",
+    "transport",
+    "original_arguments",
+    "arguments",
+    "always_allow",
+)
+
+
+def edit_and_approve_then_read_the_audit(ctx: Context) -> None:
+    """The extensions of DESIGN §13 through 1.x: ``pending_approval``, an edited approval, the audit fields."""
+    agent, _ = ctx.approval_agent()
+    asked = ctx.client.agents.messages.create(agent.id, messages=[{"role": "user", "content": APPROVAL_TEXT}])
+    [request] = [m for m in asked.messages if m.message_type == "approval_request_message"]
+    call_id = request.tool_call.tool_call_id
+    pending = ctx.client.agents.retrieve(agent.id, include=["agent.pending_approval"]).pending_approval
+    check(pending is not None and pending.tool_call.tool_call_id == call_id, f"pending_approval {pending!r}")
+    edited = {"input_text": "edited by a person"}
+    approval = {"type": "approval", "approve": True, "tool_call_id": call_id, "arguments": edited}
+
+    answered = ctx.client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": [approval]}])
+
+    check(types_of(answered.messages)[0] == "tool_return_message", f"{types_of(answered.messages)}")
+    listed = ctx.client.agents.messages.list(agent.id, limit=100)
+    [response] = [m for m in listed if m.message_type == "approval_response_message"]
+    [item] = response.approvals
+    ctx.facts["item"] = {name: getattr(item, name, None) for name in ("approve", "tool_call_id", *AUDIT_FIELDS)}
+    check(item.approve is True and item.tool_call_id == call_id, f"{item!r}")
+    nothing = ctx.client.agents.retrieve(agent.id, include=["agent.pending_approval"]).pending_approval
+    check(nothing is None, "nothing pending after the answer")
+
+
 def steps_carry_their_run(ctx: Context) -> None:
     agent = ctx.agent()
     response = ctx.client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
@@ -383,6 +418,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
         streaming_through_create,
         a_conflict_is_sent_once,
         steps_carry_their_run,
+        edit_and_approve_then_read_the_audit,
     )
 } | FLOWS
 

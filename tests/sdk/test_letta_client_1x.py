@@ -40,6 +40,7 @@ SCENARIOS = [
     "streaming_through_create",
     "a_conflict_is_sent_once",
     "steps_carry_their_run",
+    "edit_and_approve_then_read_the_audit",
 ]
 
 
@@ -101,6 +102,16 @@ def test_a_conflict_reaches_the_server_once(reports, server: LiveServer, version
     assert facts["detail"]["detail"]["code"] == "PENDING_APPROVAL"
     assert [line.split('"')[2].split()[0] for line in posts] == ["200", "409"], posts
     assert (facts["runs"], facts["refused_stored"]) == (1, 0)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_approval_extensions_reach_1x_as_extra_fields(reports, version: str) -> None:
+    item = reports[version]["edit_and_approve_then_read_the_audit"]["facts"]["item"]
+    assert item["arguments"] == {"input_text": "edited by a person"}
+    assert item["original_arguments"] is not None and item["original_arguments"] != item["arguments"]
+    assert (item["transport"], item["always_allow"], item["decided_by_user_id"]) == ("api", False, None)
+    assert item["decided_by"].startswith("API key ") and item["decided_by_api_key_id"] is not None
+    assert item["decided_at"]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

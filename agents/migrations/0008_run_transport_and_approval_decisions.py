@@ -1,3 +1,5 @@
+"""How a run was asked for (the decisions' audit), and the approval rows seen as decisions (a proxy for the admin)."""
+
 from django.db import migrations, models
 
 
@@ -13,5 +15,11 @@ class Migration(migrations.Migration):
                 default="api",
                 max_length=10,
             ),
+        ),
+        migrations.CreateModel(
+            name="ApprovalDecision",
+            fields=[],
+            options={"verbose_name": "approval decision", "proxy": True, "indexes": [], "constraints": []},
+            bases=("agents.message",),
         ),
     ]
