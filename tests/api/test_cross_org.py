@@ -57,7 +57,11 @@ class Rows:
         return {
             "agent": Agent.objects.filter(pk=self.agent.pk).values("name", "updated_at", "context_start_seq").first(),
             "tool": Tool.objects.filter(pk=self.tool.pk).values("description", "updated_at").first(),
-            "attached": list(AgentTool.objects.filter(agent=self.agent).values_list("tool_id", "requires_approval")),
+            "attached": list(
+                AgentTool.objects.filter(agent=self.agent).values_list(
+                    "tool_id", "approval_policy", "approval_condition"
+                )
+            ),
             "runs": list(Run.objects.filter(agent=self.agent).order_by("pk").values_list("pk", "status")),
             "messages": Message.objects.filter(agent=self.agent).count(),
             "steps": Step.objects.filter(agent=self.agent).count(),
