@@ -8,6 +8,8 @@ Celery broker. Every variable is listed in the README.
 
 from __future__ import annotations
 
+import os
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,11 +33,30 @@ def env_secret(name: str, default: str = "") -> str:
 
 DEBUG = env.bool("DEBUG", default=False)
 
+
+def install_secret(path: Path) -> str:
+    """A random secret made on first use and kept in ``path`` (mode 0600): one per install, never public."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    secret = secrets.token_urlsafe(50)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as file:
+        file.write(secret)
+    return secret
+
+
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("Set SECRET_KEY (or SECRET_KEY_FILE); DEBUG is off.")
-    SECRET_KEY = "insecure-embedded-development-key-do-not-use-in-production-0123456789"
+    # DEBUG without a key (`make run`): a random key of this install, so the demo API key derived
+    # from it (accounts/demo.py) is not guessable from the source.
+    SECRET_KEY = install_secret(Path(env.str("DEBUG_SECRET_KEY_FILE", default=str(BASE_DIR / ".secret_key"))))
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -262,15 +283,18 @@ AXES_USERNAME_FORM_FIELD = "username"  # the login forms' field (our users log i
 AXES_RESET_ON_SUCCESS = True
 AXES_COOLOFF_MESSAGE = "Too many failed logins: this account or address is locked for a while. Try again later."
 
-SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+# HTTPS is configured when the server redirects to it or trusts a proxy's X-Forwarded-Proto:
+# then cookies are Secure and HSTS is on (a year) unless set otherwise explicitly.
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+HTTPS_CONFIGURED = SECURE_SSL_REDIRECT or env.bool("SECURE_PROXY_SSL_HEADER", default=False)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS_CONFIGURED)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS_CONFIGURED)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if HTTPS_CONFIGURED else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
