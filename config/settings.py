@@ -283,6 +283,20 @@ AXES_USERNAME_FORM_FIELD = "username"  # the login forms' field (our users log i
 AXES_RESET_ON_SUCCESS = True
 AXES_COOLOFF_MESSAGE = "Too many failed logins: this account or address is locked for a while. Try again later."
 
+# Sign-up confirms the address by email (accounts/signup.py). EMAIL_URL: smtp://user:password@host:587
+# (+tls), or consolemail:// (DEBUG's default: messages go to the server's output).
+_email = env.email_url("EMAIL_URL", default="consolemail://" if DEBUG else "smtp://localhost:25")
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email.get("EMAIL_HOST") or "localhost"
+EMAIL_PORT = _email.get("EMAIL_PORT") or 25
+EMAIL_HOST_USER = _email.get("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = _email.get("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = bool(_email.get("EMAIL_USE_TLS"))
+EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL"))
+EMAIL_FILE_PATH = _email.get("EMAIL_FILE_PATH") or ""
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
+SIGNUP_LINK_MAX_AGE_SECONDS = env.int("SIGNUP_LINK_MAX_AGE_SECONDS", default=48 * 3600)
+
 # HTTPS is configured when the server redirects to it or trusts a proxy's X-Forwarded-Proto:
 # then cookies are Secure and HSTS is on (a year) unless set otherwise explicitly.
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)

@@ -96,6 +96,7 @@ def server_env(folder: Path, extra_env: Mapping[str, str] | None = None) -> dict
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "API_RATE_LIMIT": "100000/minute",
             "PYTHONUNBUFFERED": "1",
+            "EMAIL_URL": "consolemail://",  # sign-up links land in the server log
         }
     )
     env.update(extra_env or {})
