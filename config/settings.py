@@ -217,6 +217,12 @@ TOOL_SANDBOX_MEMORY_BYTES = env.int("TOOL_SANDBOX_MEMORY_BYTES", default=256 * 1
 TOOL_SANDBOX_MAX_PROCESSES = env.int("TOOL_SANDBOX_MAX_PROCESSES", default=32)
 TOOL_SANDBOX_MAX_OUTPUT_BYTES = env.int("TOOL_SANDBOX_MAX_OUTPUT_BYTES", default=64 * 1024)
 TOOL_SANDBOX_NETWORK = env.bool("TOOL_SANDBOX_NETWORK", default=False)
+# A delegated cgroup v2 directory: each call then gets a cgroup of its own there, with memory, pids and
+# CPU limits for the whole call. Without one, per-process limits are lowered (tools/sandbox/cgroups.py).
+TOOL_SANDBOX_CGROUP_PARENT = env.str("TOOL_SANDBOX_CGROUP_PARENT", default="")
+# Sandboxed calls running at once on this host, and for one organization; more answer "busy".
+TOOL_SANDBOX_MAX_CALLS = env.int("TOOL_SANDBOX_MAX_CALLS", default=8)
+TOOL_SANDBOX_MAX_CALLS_PER_ORGANIZATION = env.int("TOOL_SANDBOX_MAX_CALLS_PER_ORGANIZATION", default=4)
 
 # Secrets stored in the database (provider keys) are encrypted with this key, apart from
 # SECRET_KEY. Several, comma-separated: the first encrypts, all decrypt (rotation, see accounts/crypto.py).
