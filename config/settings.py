@@ -244,6 +244,11 @@ DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)
 # Seconds of silence after which an SSE stream sends a keep-alive (a comment, or a ping event).
 SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=50)
+# Open SSE streams a caller may hold (more answer 429), and how often a stream re-checks that its
+# access still holds (removals, revocations and logouts also close streams at once; agents/api/stream_guard.py).
+STREAMS_PER_API_KEY = env.int("STREAMS_PER_API_KEY", default=10)
+STREAMS_PER_USER = env.int("STREAMS_PER_USER", default=20)
+STREAM_ACCESS_RECHECK_SECONDS = env.float("STREAM_ACCESS_RECHECK_SECONDS", default=30)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
