@@ -249,6 +249,9 @@ SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=50)
 STREAMS_PER_API_KEY = env.int("STREAMS_PER_API_KEY", default=10)
 STREAMS_PER_USER = env.int("STREAMS_PER_USER", default=20)
 STREAM_ACCESS_RECHECK_SECONDS = env.float("STREAM_ACCESS_RECHECK_SECONDS", default=30)
+# Frames one chat WebSocket may send: this many at once, then this many a second; a flood closes it (4429).
+CHAT_FRAME_BURST = env.int("CHAT_FRAME_BURST", default=20)
+CHAT_FRAMES_PER_SECOND = env.float("CHAT_FRAMES_PER_SECOND", default=2)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
@@ -256,8 +259,14 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "agents.api.openapi.ApiAutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["accounts.authentication.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api_key": env.str("API_RATE_LIMIT", default="600/minute")},
+    "DEFAULT_THROTTLE_CLASSES": [
+        "accounts.authentication.ApiKeyRateThrottle",
+        "accounts.authentication.SessionUserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "api_key": env.str("API_RATE_LIMIT", default="600/minute"),
+        "session_user": env.str("API_SESSION_RATE_LIMIT", default="600/minute"),
+    },
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "agents.api.errors.exception_handler",
 }

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework import exceptions
 
-from accounts.access import organization_of
+from accounts.access import organization_of, session_user_id
 from accounts.access_watch import ACCESS_CHANGED, ACCESS_ENDED, connection_access_holds, watch_groups
 from accounts.models import ApiKey
 from agents.api.streaming import sse_frame
@@ -37,7 +37,16 @@ if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
 
+RETRY_AFTER_SECONDS = 5
 ACCESS_ENDED_MESSAGE = "This stream was closed: the access it was opened with has ended."
+
+
+class TooManyStreams(exceptions.Throttled):
+    """429 with ``Retry-After`` (a stream may end at any moment) and the detail as written."""
+
+    def __init__(self, detail: str) -> None:
+        exceptions.APIException.__init__(self, detail)
+        self.wait = RETRY_AFTER_SECONDS
 
 
 @dataclass
@@ -59,7 +68,7 @@ class StreamGuard:
         except BaseException:
             guard.release()
             raise
-        response.streaming_content = guard.guard(response.streaming_content)  # type: ignore[arg-type]
+        response.streaming_content = _GuardedBody(guard, guard.guard(response.streaming_content))  # type: ignore[arg-type]
         return response
 
     @classmethod
@@ -70,12 +79,11 @@ class StreamGuard:
             return cls(
                 organization_id=key.organization_id, user_id=key.created_by_id, api_key_id=key.pk, session_key=None
             )
-        django_request = request._request
         return cls(
             organization_id=organization.pk if organization else None,
-            user_id=getattr(django_request.user, "pk", None),
+            user_id=session_user_id(request),
             api_key_id=None,
-            session_key=django_request.session.session_key,
+            session_key=request._request.session.session_key,
         )
 
     def take_slots(self) -> None:
@@ -92,9 +100,8 @@ class StreamGuard:
             )
             if slot is None:
                 self.release()
-                raise exceptions.Throttled(
-                    wait=_ttl(),
-                    detail=f"Too many open streams: this {label} already has {cap} open. Close one and try again.",
+                raise TooManyStreams(
+                    f"Too many open streams: this {label} already has {cap} open. Close one and try again."
                 )
             self.slots.append(slot)
 
@@ -121,7 +128,7 @@ class StreamGuard:
 
     async def guard(self, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         """``body``, ended with an error frame as soon as the caller's access ends."""
-        layer = get_channel_layer()
+        layer: Any = get_channel_layer()
         channel = await layer.new_channel() if layer is not None else None
         groups = watch_groups(user_id=self.user_id, api_key_id=self.api_key_id, session_key=self.session_key)
         for group in groups if channel else []:
@@ -137,7 +144,7 @@ class StreamGuard:
                 if notice is None and channel is not None:
                     notice = asyncio.ensure_future(layer.receive(channel))
                 timeout = max(0.0, checked_at + settings.STREAM_ACCESS_RECHECK_SECONDS - time.monotonic())
-                waiting = {next_chunk} if notice is None else {next_chunk, notice}
+                waiting: set[asyncio.Future[Any]] = {next_chunk} if notice is None else {next_chunk, notice}
                 done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 recheck = not done
                 if notice is not None and notice in done:
@@ -173,6 +180,21 @@ class StreamGuard:
                 with contextlib.suppress(Exception):
                     await layer.group_discard(group, channel)
             await database_sync_to_async(self.release)()
+
+
+@dataclass
+class _GuardedBody:
+    """The guarded stream, and a ``close`` that Django calls once the response is done with (even on a
+    disconnect), so the slots are freed without waiting for the generator to be finalized."""
+
+    stream_guard: StreamGuard
+    body: AsyncIterator[bytes]
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self.body
+
+    def close(self) -> None:
+        self.stream_guard.release()
 
 
 def _ttl() -> int:
