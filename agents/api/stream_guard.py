@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
@@ -116,9 +116,9 @@ class StreamGuard:
         self.slots = []
 
     async def holds(self) -> bool:
-        await database_sync_to_async(self.refresh)()
+        await sync_to_async(self.refresh)()
         return bool(
-            await database_sync_to_async(connection_access_holds)(
+            await sync_to_async(connection_access_holds)(
                 organization_id=self.organization_id,
                 user_id=self.user_id,
                 api_key_id=self.api_key_id,
@@ -179,7 +179,7 @@ class StreamGuard:
             for group in groups if channel else []:
                 with contextlib.suppress(Exception):
                     await layer.group_discard(group, channel)
-            await database_sync_to_async(self.release)()
+            await sync_to_async(self.release)()
 
 
 @dataclass
