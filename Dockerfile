@@ -29,4 +29,4 @@ RUN useradd --system --uid 10001 --home-dir /app app
 USER app
 
 EXPOSE 8000
-CMD ["python", "-m", "daphne", "--bind", "0.0.0.0", "--port", "8000", "--proxy-headers", "config.asgi:application"]
+CMD ["python", "-m", "daphne", "--bind", "0.0.0.0", "--port", "8000", "config.asgi:application"]

@@ -55,6 +55,14 @@ def organization_of(request: HttpRequest | Request) -> Organization | None:
     return getattr(request, "organization", None)
 
 
+def session_user_id(request: HttpRequest | Request) -> Any:
+    """The logged-in user behind a browser request (DRF replaces ``request.user`` with its own): the
+    user of the membership ``CurrentOrganizationMiddleware`` found, else ``None``."""
+    django_request = getattr(request, "_request", request)
+    membership = getattr(django_request, "membership", None)
+    return membership.user_id if membership is not None else None
+
+
 def get_for_org(model: type[M], organization: Organization | None, public_id: Any) -> M:
     """Fetch ``model`` by its public id within ``organization``, or raise ``Http404``."""
     pk = model.parse_public_id(public_id)

@@ -13,6 +13,10 @@ class AccountsConfig(AppConfig):
 
         pre_delete.connect(_revoke_keys_of_deleted_user, sender=User, dispatch_uid="accounts.revoke_keys")
 
+        from accounts.access_watch import connect_signals
+
+        connect_signals()
+
 
 def _revoke_keys_of_deleted_user(sender: Any, instance: Any, **kwargs: Any) -> None:
     """``created_by`` becomes NULL when a user is deleted; their keys must not outlive them as creator-less keys."""

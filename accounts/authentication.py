@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions, throttling
 from rest_framework.authentication import CSRFCheck
 
-from accounts.access import organization_of
+from accounts.access import organization_of, session_user_id
 from accounts.models import ApiKey, hash_api_key
 
 if TYPE_CHECKING:
@@ -81,3 +81,15 @@ class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
         if isinstance(request.auth, ApiKey):
             return self.cache_format % {"scope": self.scope, "ident": request.auth.pk}
         return None
+
+
+class SessionUserRateThrottle(throttling.SimpleRateThrottle):
+    """Browser-session callers of ``/v1`` (no API key), counted per user (``API_SESSION_RATE_LIMIT``)."""
+
+    scope = "session_user"
+
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+        user_id = None if isinstance(request.auth, ApiKey) else session_user_id(request)
+        if user_id is None:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": user_id}

@@ -42,10 +42,8 @@ class SignupForm(forms.Form):
             del self.fields["organization_name"]
 
     def clean_email(self) -> str:
-        email = User.objects.normalize_email(self.cleaned_data["email"]).lower()
-        if User.objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError("An account with this email address already exists. Log in instead.")
-        return email
+        # Whether the address has an account is never said here (accounts/signup.py).
+        return User.objects.normalize_email(self.cleaned_data["email"]).lower()
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

@@ -116,7 +116,7 @@ def user_create(*, email: str, password: str | None, name: str = "") -> User:
         raise EmailTaken("An account with this email address already exists.") from None
 
 
-def user_signup(*, email: str, name: str, password: str, organization_name: str = "") -> User:
+def user_signup(*, email: str, name: str, password: str | None, organization_name: str = "") -> User:
     """Create a user and, when ``organization_name`` is given, an organization they own.
 
     People who sign up to accept an invite join through the invite instead.

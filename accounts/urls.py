@@ -9,6 +9,7 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("signup/", views.signup, name="signup"),
+    path("signup/confirm/<str:token>/", views.signup_confirm, name="signup_confirm"),
     path("organizations/new/", views.organization_create, name="organization_create"),
     path("organizations/switch/", views.organization_switch, name="organization_switch"),
     path("members/", views.member_list, name="members"),

@@ -25,6 +25,8 @@ from accounts.access import SESSION_ORGANIZATION_KEY
 from accounts.decorators import manager_required, membership_required
 from accounts.forms import ApiKeyForm, InviteForm, LoginForm, OrganizationForm, RoleForm, SignupForm
 from accounts.models import ApiKey, Invite, Membership, Organization
+from accounts.signup import SignupLinkInvalid, signup_request
+from accounts.signup import signup_confirm as signup_confirm_link
 from accounts.starter import starter_kit_create
 
 if TYPE_CHECKING:
@@ -51,30 +53,42 @@ def _pending_invite(token: str | None) -> Invite | None:
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
+    """One answer for every address: "check your email" (accounts/signup.py says why)."""
     invite = _pending_invite(request.GET.get("invite") or request.POST.get("invite"))
     if request.user.is_authenticated:
         return redirect("accounts:invite_accept", token=invite.token) if invite else redirect("agents:list")
     form = SignupForm(request.POST or None, joining_by_invite=invite is not None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            user = services.user_signup(
-                email=data["email"],
-                name=data["name"],
-                password=data["password"],
-                organization_name=data.get("organization_name", ""),
-            )
-        except services.AccountsError as error:
-            form.add_error(None, error.message)
-        else:
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            if invite is not None:
-                return redirect("accounts:invite_accept", token=invite.token)
-            organization = user.organizations().get()
-            _select_organization(request, organization.pk)
-            messages.success(request, f"Welcome! You are the owner of {organization}.")
-            return redirect("agents:list")
+        signup_request(
+            email=data["email"],
+            name=data["name"],
+            password=data["password"],
+            organization_name=data.get("organization_name", ""),
+            invite_token=invite.token if invite else "",
+            absolute_url=request.build_absolute_uri,
+        )
+        return render(request, "accounts/signup_sent.html", {"email": data["email"]})
     return render(request, "accounts/signup.html", {"form": form, "invite": invite})
+
+
+@require_http_methods(["GET", "POST"])
+def signup_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """GET asks to confirm (mail scanners fetch links); POST creates the account and logs in."""
+    if request.method == "GET":
+        return render(request, "accounts/signup_confirm.html", {"token": token})
+    try:
+        confirmed = signup_confirm_link(token)
+    except SignupLinkInvalid as error:
+        return render(request, "accounts/signup_invalid.html", {"message": error.message}, status=410)
+    user = confirmed.user
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    if confirmed.invite_token:
+        return redirect("accounts:invite_accept", token=confirmed.invite_token)
+    organization = user.organizations().get()
+    _select_organization(request, organization.pk)
+    messages.success(request, f"Welcome! You are the owner of {organization}.")
+    return redirect("agents:list")
 
 
 @login_required

@@ -25,14 +25,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from accounts.access import SESSION_ORGANIZATION_KEY, membership_for
+from accounts.access_watch import watch_groups
 from agents import chat
 from agents.approval_inbox import inbox_state
 from agents.broadcast import agent_group, approvals_group
 from agents.engine.inputs import MAX_APPROVALS, MAX_MESSAGE_CHARS, MAX_OTID_CHARS, ApprovalAnswer
 from agents.errors import ApplicationError, NotFound
+from agents.frame_rate import FrameRate
 
 if TYPE_CHECKING:
     from django.contrib.sessions.backends.base import SessionBase
@@ -47,6 +50,7 @@ SERVER_FAULT = "The server could not handle that just now. Try again in a moment
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
+CLOSE_TOO_MANY_FRAMES = 4429
 # An open chat re-checks its user's access on every frame it receives and at least this often
 # while it only forwards events (issue 14: access that ends closes the socket).
 ACCESS_RECHECK_SECONDS = 30.0
@@ -139,7 +143,11 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
         self.user, self.agent, self.group = user, agent, agent_group(agent.id)
         self.session_key = getattr(session, "session_key", None)
         self.access_checked_at = time.monotonic()
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.frame_rate = FrameRate(burst=settings.CHAT_FRAME_BURST, per_second=settings.CHAT_FRAMES_PER_SECOND)
+        # Its user's and session's access groups: a removal, deactivation or logout closes it at once.
+        self.access_groups = watch_groups(user_id=user.pk, api_key_id=None, session_key=self.session_key)
+        for group in [self.group, *self.access_groups]:
+            await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
 
     async def _access_holds(self, *, force: bool) -> bool:
@@ -157,9 +165,23 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "group", None):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            for group in [self.group, *self.access_groups]:
+                await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def access_changed(self, message: dict[str, Any]) -> None:
+        """``accounts.access_watch``: a membership, user or key of ours changed; re-check now."""
+        await self._access_holds(force=True)
+
+    async def access_ended(self, message: dict[str, Any]) -> None:
+        """``accounts.access_watch``: this socket's session logged out."""
+        await self.close(code=CLOSE_FORBIDDEN)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if not self.frame_rate.allow():
+            # A tab sends a frame per action; a flood is closed rather than answered frame by frame.
+            logger.warning("Chat socket for agent %s sent frames too fast; closing it", self.agent.pk)
+            await self.close(code=CLOSE_TOO_MANY_FRAMES)
+            return
         if text_data is None:
             await self._error("Frames are JSON text, not binary.")
             return

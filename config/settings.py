@@ -8,6 +8,8 @@ Celery broker. Every variable is listed in the README.
 
 from __future__ import annotations
 
+import os
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,11 +33,30 @@ def env_secret(name: str, default: str = "") -> str:
 
 DEBUG = env.bool("DEBUG", default=False)
 
+
+def install_secret(path: Path) -> str:
+    """A random secret made on first use and kept in ``path`` (mode 0600): one per install, never public."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    secret = secrets.token_urlsafe(50)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as file:
+        file.write(secret)
+    return secret
+
+
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("Set SECRET_KEY (or SECRET_KEY_FILE); DEBUG is off.")
-    SECRET_KEY = "insecure-embedded-development-key-do-not-use-in-production-0123456789"
+    # DEBUG without a key (`make run`): a random key of this install, so the demo API key derived
+    # from it (accounts/demo.py) is not guessable from the source.
+    SECRET_KEY = install_secret(Path(env.str("DEBUG_SECRET_KEY_FILE", default=str(BASE_DIR / ".secret_key"))))
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -197,6 +218,12 @@ TOOL_SANDBOX_MEMORY_BYTES = env.int("TOOL_SANDBOX_MEMORY_BYTES", default=256 * 1
 TOOL_SANDBOX_MAX_PROCESSES = env.int("TOOL_SANDBOX_MAX_PROCESSES", default=32)
 TOOL_SANDBOX_MAX_OUTPUT_BYTES = env.int("TOOL_SANDBOX_MAX_OUTPUT_BYTES", default=64 * 1024)
 TOOL_SANDBOX_NETWORK = env.bool("TOOL_SANDBOX_NETWORK", default=False)
+# A delegated cgroup v2 directory: each call then gets a cgroup of its own there, with memory, pids and
+# CPU limits for the whole call. Without one, per-process limits are lowered (tools/sandbox/cgroups.py).
+TOOL_SANDBOX_CGROUP_PARENT = env.str("TOOL_SANDBOX_CGROUP_PARENT", default="")
+# Sandboxed calls running at once on this host, and for one organization; more answer "busy".
+TOOL_SANDBOX_MAX_CALLS = env.int("TOOL_SANDBOX_MAX_CALLS", default=8)
+TOOL_SANDBOX_MAX_CALLS_PER_ORGANIZATION = env.int("TOOL_SANDBOX_MAX_CALLS_PER_ORGANIZATION", default=4)
 
 # Secrets stored in the database (provider keys) are encrypted with this key, apart from
 # SECRET_KEY. Several, comma-separated: the first encrypts, all decrypt (rotation, see accounts/crypto.py).
@@ -218,6 +245,14 @@ DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)
 # Seconds of silence after which an SSE stream sends a keep-alive (a comment, or a ping event).
 SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=50)
+# Open SSE streams a caller may hold (more answer 429), and how often a stream re-checks that its
+# access still holds (removals, revocations and logouts also close streams at once; agents/api/stream_guard.py).
+STREAMS_PER_API_KEY = env.int("STREAMS_PER_API_KEY", default=10)
+STREAMS_PER_USER = env.int("STREAMS_PER_USER", default=20)
+STREAM_ACCESS_RECHECK_SECONDS = env.float("STREAM_ACCESS_RECHECK_SECONDS", default=30)
+# Frames one chat WebSocket may send: this many at once, then this many a second; a flood closes it (4429).
+CHAT_FRAME_BURST = env.int("CHAT_FRAME_BURST", default=20)
+CHAT_FRAMES_PER_SECOND = env.float("CHAT_FRAMES_PER_SECOND", default=2)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
@@ -225,8 +260,14 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "agents.api.openapi.ApiAutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["accounts.authentication.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api_key": env.str("API_RATE_LIMIT", default="600/minute")},
+    "DEFAULT_THROTTLE_CLASSES": [
+        "accounts.authentication.ApiKeyRateThrottle",
+        "accounts.authentication.SessionUserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "api_key": env.str("API_RATE_LIMIT", default="600/minute"),
+        "session_user": env.str("API_SESSION_RATE_LIMIT", default="600/minute"),
+    },
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "agents.api.errors.exception_handler",
 }
@@ -263,15 +304,32 @@ AXES_USERNAME_FORM_FIELD = "username"  # the login forms' field (our users log i
 AXES_RESET_ON_SUCCESS = True
 AXES_COOLOFF_MESSAGE = "Too many failed logins: this account or address is locked for a while. Try again later."
 
-SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+# Sign-up confirms the address by email (accounts/signup.py). EMAIL_URL: smtp://user:password@host:587
+# (+tls), or consolemail:// (DEBUG's default: messages go to the server's output).
+_email = env.email_url("EMAIL_URL", default="consolemail://" if DEBUG else "smtp://localhost:25")
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email.get("EMAIL_HOST") or "localhost"
+EMAIL_PORT = _email.get("EMAIL_PORT") or 25
+EMAIL_HOST_USER = _email.get("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = _email.get("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = bool(_email.get("EMAIL_USE_TLS"))
+EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL"))
+EMAIL_FILE_PATH = _email.get("EMAIL_FILE_PATH") or ""
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
+SIGNUP_LINK_MAX_AGE_SECONDS = env.int("SIGNUP_LINK_MAX_AGE_SECONDS", default=48 * 3600)
+
+# HTTPS is configured when the server redirects to it or trusts a proxy's X-Forwarded-Proto:
+# then cookies are Secure and HSTS is on (a year) unless set otherwise explicitly.
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+HTTPS_CONFIGURED = SECURE_SSL_REDIRECT or env.bool("SECURE_PROXY_SSL_HEADER", default=False)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS_CONFIGURED)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS_CONFIGURED)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if HTTPS_CONFIGURED else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tools.base import ToolContext, ToolError, ToolOutcome, ToolSpec
 from tools.builtins import BuiltinRegistry, default_registry
 from tools.sandbox.base import SandboxBackend, SandboxLimits
+from tools.sandbox.slots import run_sandboxed
 from tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
@@ -125,8 +126,14 @@ class DefaultToolRunner:
             sandbox = await asyncio.to_thread(get_sandbox_backend)
         function_name = str(spec.json_schema.get("name") or spec.name)
         try:
-            result = await sandbox.execute(
-                spec.source_code, function_name, arguments, dict(context.env_vars), self._limits()
+            result = await run_sandboxed(
+                sandbox,
+                organization_id=context.organization_id,
+                source_code=spec.source_code,
+                function_name=function_name,
+                arguments=arguments,
+                env=dict(context.env_vars),
+                limits=self._limits(),
             )
         except Exception as exc:
             logger.exception("Sandbox backend %s failed on %s", getattr(sandbox, "name", "?"), spec.name)

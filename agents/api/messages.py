@@ -17,6 +17,7 @@ from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.run_stream import run_stream_response
+from agents.api.stream_guard import StreamGuard
 from agents.api.streaming import (
     LettaStreamEncoder,
     keep_alive,
@@ -64,6 +65,10 @@ class SendingView(OrgScopedAPIView):
         return self.request.auth if isinstance(self.request.auth, ApiKey) else None
 
     def stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
+        """The turn as SSE, capped per caller and closed when their access ends (``StreamGuard``)."""
+        return StreamGuard.respond(self.request, lambda: self._stream(agent, turn_request))
+
+    def _stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
         """The turn as SSE: inline, or following a background run when ``background`` is set."""
         include_pings = bool(turn_request.include_pings)
         if turn_request.background:

@@ -14,6 +14,7 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters
 from agents.api.run_stream import run_stream_response
+from agents.api.stream_guard import StreamGuard
 from agents.errors import ValidationFailed
 from agents.models import Agent, Message, Run, RunStatus, Step
 from agents.wire import letta_messages, run_json, step_json
@@ -165,8 +166,11 @@ class RunStreamView(OrgScopedAPIView):
 
             raise ValidationFailed(validation_detail(body.errors))
         data = body.validated_data
-        return run_stream_response(
-            run, starting_after=data.get("starting_after") or 0, include_pings=bool(data.get("include_pings"))
+        return StreamGuard.respond(
+            request,
+            lambda: run_stream_response(
+                run, starting_after=data.get("starting_after") or 0, include_pings=bool(data.get("include_pings"))
+            ),
         )
 
 

@@ -6,6 +6,7 @@ from django.urls import reverse
 from accounts import services
 from accounts.access import SESSION_ORGANIZATION_KEY
 from accounts.models import Invite, Membership, Role, User
+from tests.accounts.test_signup import sign_up
 from tests.factories import InviteFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -129,9 +130,10 @@ def test_it_sends_an_anonymous_visitor_to_log_in_and_back(client, cast):
 def test_it_signs_up_through_an_invite_without_creating_an_organization(client, cast):
     invite = InviteFactory(organization=cast.org_a, role=Role.ADMIN, email="dora@example.com")
 
-    response = client.post(
-        reverse("accounts:signup") + f"?invite={invite.token}",
+    response = sign_up(
+        client,
         {"email": "dora@example.com", "name": "Dora", "password": "a-long-and-unusual-passphrase"},
+        f"?invite={invite.token}",
     )
     assert response.url == reverse("accounts:invite_accept", kwargs={"token": invite.token})
     client.post(response.url)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.core import mail
 from django.urls import reverse
 
 from accounts.access import SESSION_ORGANIZATION_KEY
@@ -8,6 +11,17 @@ from accounts.models import Membership, Organization, Role, User
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+def sign_up(client, data: dict[str, str], path: str = ""):
+    """Post the form, follow the emailed link and confirm: what a person does."""
+    answer = client.post(reverse("accounts:signup") + path, data)
+    assert answer.status_code == 200, answer.content
+    link = re.search(r"https?://testserver(/\S+)", mail.outbox[-1].body)
+    assert link is not None, mail.outbox[-1].body
+    assert client.get(link[1]).status_code == 200
+    return client.post(link[1])
+
 
 SIGNUP = {
     "email": "Dana@Example.com",
@@ -18,7 +32,7 @@ SIGNUP = {
 
 
 def test_it_creates_the_user_an_organization_and_an_owner_membership(client):
-    response = client.post(reverse("accounts:signup"), SIGNUP)
+    response = sign_up(client, SIGNUP)
 
     assert response.status_code == 302
     assert response.url == reverse("agents:list")
@@ -32,7 +46,7 @@ def test_it_creates_the_user_an_organization_and_an_owner_membership(client):
 
 
 def test_it_logs_the_new_user_in_with_the_new_organization_selected(client):
-    client.post(reverse("accounts:signup"), SIGNUP)
+    sign_up(client, SIGNUP)
 
     assert client.session[SESSION_ORGANIZATION_KEY] == str(Organization.objects.get().pk)
     response = client.get(reverse("accounts:members"))
@@ -43,20 +57,46 @@ def test_it_logs_the_new_user_in_with_the_new_organization_selected(client):
 def test_it_gives_a_taken_organization_name_a_fresh_slug(client):
     Organization.objects.create(name="Initech", slug="initech")
 
-    client.post(reverse("accounts:signup"), SIGNUP)
+    sign_up(client, SIGNUP)
 
     assert Organization.objects.get(memberships__user__email="dana@example.com").slug == "initech-2"
 
 
-def test_it_refuses_an_email_that_already_has_an_account_in_any_case(client):
+def test_it_creates_nothing_for_an_email_that_already_has_an_account_in_any_case(client):
     UserFactory(email="dana@example.com")
 
     response = client.post(reverse("accounts:signup"), SIGNUP)
 
     assert response.status_code == 200
-    assert b"already exists" in response.content
+    assert b"Check your email" in response.content
     assert User.objects.count() == 1
     assert not Organization.objects.exists()
+    assert "already has one" in mail.outbox[-1].body
+
+
+def test_it_creates_nothing_before_the_link_is_confirmed(client):
+    client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert not User.objects.exists()
+    assert mail.outbox[-1].to == ["dana@example.com"]
+
+
+def test_a_confirmed_link_cannot_make_a_second_account(client):
+    sign_up(client, SIGNUP)
+    link = re.search(r"https?://testserver(/\S+)", mail.outbox[-1].body)[1]
+    client.logout()
+
+    response = client.post(link)
+
+    assert response.status_code == 410
+    assert User.objects.count() == 1
+
+
+def test_a_tampered_link_is_refused(client):
+    response = client.post(reverse("accounts:signup_confirm", kwargs={"token": "not-a-signed-token"}))
+
+    assert response.status_code == 410
+    assert not User.objects.exists()
 
 
 def test_it_refuses_a_weak_password(client):

@@ -95,7 +95,9 @@ def server_env(folder: Path, extra_env: Mapping[str, str] | None = None) -> dict
             "FIELD_ENCRYPTION_KEY": "live-server-field-encryption-key-" + "e" * 40,
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "API_RATE_LIMIT": "100000/minute",
+            "API_SESSION_RATE_LIMIT": "100000/minute",
             "PYTHONUNBUFFERED": "1",
+            "EMAIL_URL": "consolemail://",  # sign-up links land in the server log
         }
     )
     env.update(extra_env or {})

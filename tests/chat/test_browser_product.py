@@ -212,6 +212,10 @@ def test_a_brand_new_organization_sees_an_approval_from_its_starter_agent_at_onc
     page.get_by_label("Password").fill("a-long-and-unusual-passphrase")
     page.get_by_label("Organization name").fill("Newcomer Inc")
     page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    link = re.findall(r"http://\S+/accounts/signup/confirm/\S+/", chat_server.server.log())[-1]
+    page.goto(link)
+    page.get_by_role("button", name="Create my account").click()
 
     page.get_by_role("link", name="Chat with Starter agent").click()
     expect(page.locator("#connection")).to_have_text("Live")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, processes_of_uid
+from tools.sandbox.base import SandboxLimits
 
 SECRET = "sk-test-server-secret-5d1c9e"
 
@@ -100,8 +101,9 @@ def daemonize() -> dict:
     time.sleep(0.2)
     return {"uid": os.getuid()}
 """
-    result = await _call(process_sandbox, source)
-    assert result.ok
+    # A CPU budget of a few seconds: without cgroups, a 1 s budget is one process (tools/sandbox/cgroups.py).
+    result = await process_sandbox.execute(source, "daemonize", {}, {}, SandboxLimits(wall_seconds=4.0, cpu_seconds=4))
+    assert result.ok, result.error
     assert processes_of_uid(result.value["uid"]) == []
 
 

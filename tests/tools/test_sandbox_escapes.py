@@ -20,6 +20,7 @@ from django.conf import settings
 from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, NO_CONTEXT, model_view, processes_of_uid, source_spec
 from tools.base import ToolContext
 from tools.runtime import DefaultToolRunner
+from tools.sandbox.base import SandboxLimits
 from tools.sandbox.bubblewrap import BubblewrapBackend
 from tools.sandbox.selection import default_python
 from tools.sandbox.uids import UidPool
@@ -406,7 +407,9 @@ async def test_cancelling_a_call_kills_its_processes(tmp_path):
         uid_pool=UidPool(base=uid, count=1, lock_dir=tmp_path / "uids"),
     )
     source = "def wait() -> str:\n    import os, time\n    os.fork()\n    time.sleep(3600)\n"
-    call = asyncio.create_task(sandbox.execute(source, "wait", {}, {}, FAST_LIMITS))
+    # Two processes need a CPU budget above 1 s without cgroups (tools/sandbox/cgroups.py).
+    limits = SandboxLimits(wall_seconds=FAST_LIMITS.wall_seconds, cpu_seconds=4)
+    call = asyncio.create_task(sandbox.execute(source, "wait", {}, {}, limits))
     for _ in range(200):
         if processes_of_uid(uid):
             break

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 from tools.sandbox.base import SandboxLimits
+from tools.sandbox.slots import run_sandboxed
 
 if TYPE_CHECKING:
     from tools.sandbox.base import SandboxBackend
@@ -31,8 +32,16 @@ def run_code_tool(sandbox: SandboxBackend | None = None) -> BuiltinTool:
             from tools.sandbox.selection import get_sandbox_backend
 
             backend = await asyncio.to_thread(get_sandbox_backend)
-        result = await backend.execute(arguments["code"], None, {}, {}, SandboxLimits.from_settings())
-        if result.error_kind == "sandbox":
+        result = await run_sandboxed(
+            backend,
+            organization_id=context.organization_id,
+            source_code=arguments["code"],
+            function_name=None,
+            arguments={},
+            env={},
+            limits=SandboxLimits.from_settings(),
+        )
+        if result.error_kind in {"sandbox", "busy"}:
             raise ToolError(result.error)
         return {
             "results": [result.value] if result.ok and result.value is not None else [],

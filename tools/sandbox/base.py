@@ -26,6 +26,7 @@ ErrorKind = Literal[
     "serialization",  # the return value is not JSON-serializable
     "crashed",  # the process died without a result (signal, exit())
     "sandbox",  # the sandbox itself could not run the call
+    "busy",  # too many calls running on this server or for this organization
 ]
 
 

@@ -18,11 +18,12 @@ import os
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, get_args
 
 from tools.sandbox.base import ErrorKind, KiB, SandboxLimits, SandboxResult
+from tools.sandbox.cgroups import CallCgroup, configured_parent, runner_limits
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def request_payload(
         "function": function_name,
         "arguments": arguments,
         "env": env,
-        "limits": limits.for_runner(),
+        "limits": runner_limits(limits, cgroup=configured_parent() is not None).for_runner(),
     }
     return marshal.dumps(request)
 
@@ -73,6 +74,32 @@ class ChildSpec:
 
 
 async def run_child(spec: ChildSpec, payload: bytes, limits: SandboxLimits) -> SandboxResult:
+    """Run one call, in a cgroup of its own when the host delegates one (``tools.sandbox.cgroups``)."""
+    parent = configured_parent()
+    if parent is None:
+        return await _run_child(spec, payload, limits, None)
+    try:
+        cgroup = await asyncio.to_thread(CallCgroup.create, parent, limits)
+    except OSError as exc:
+        logger.error("Sandbox cgroup could not be created under %s: %s", parent, exc)
+        return SandboxResult(
+            ok=False, error="The sandbox could not start: no cgroup for the call.", error_kind="sandbox"
+        )
+    try:
+        result = await _run_child(spec, payload, limits, cgroup)
+        if not result.ok and result.error_kind == "crashed" and cgroup.memory_exhausted():
+            message = (
+                f"The tool's processes used more than their {_size(limits.memory_bytes)} of memory and were stopped."
+            )
+            return replace(result, error=message, error_kind="memory")
+        return result
+    finally:
+        await asyncio.to_thread(cgroup.destroy)
+
+
+async def _run_child(
+    spec: ChildSpec, payload: bytes, limits: SandboxLimits, cgroup: CallCgroup | None
+) -> SandboxResult:
     started = time.monotonic()
     # Every pipe is ours rather than asyncio's: Process.wait() then means "exited", not
     # "exited and every inheritor closed stdout", which a tool's stray child could delay forever.
@@ -87,6 +114,7 @@ async def run_child(spec: ChildSpec, payload: bytes, limits: SandboxLimits) -> S
             cwd=spec.cwd,
             pass_fds=(pipes.fds["result_w"], *spec.extra_fds),
             start_new_session=True,
+            preexec_fn=cgroup.join if cgroup is not None else None,
             **_identity(spec.user),
         )
     except OSError as exc:
