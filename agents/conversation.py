@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agents.engine.events import RunFinishedEvent
     from agents.engine.types import StoredToolReturn
     from agents.llm.base import Usage
+    from tools.base import StagedWrite
 
 
 def lock_ttl() -> timedelta:
@@ -167,7 +168,14 @@ class DjangoConversationStore:
         self._next_seq += count
         return first
 
-    def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
+    def _append(self, drafts: list[MessageDraft], write: StagedWrite | None = None) -> list[MessageSnapshot]:
+        try:
+            return self._insert(drafts, write)
+        except Exception:
+            self._next_seq = None  # nothing was stored: read the next seq again
+            raise
+
+    def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[MessageSnapshot]:
         with transaction.atomic():
             first = self._take_seqs(len(drafts))
             messages = []
@@ -194,17 +202,28 @@ class DjangoConversationStore:
                     )
                 )
             Message.objects.bulk_create(messages)
+            if write is not None:
+                write(messages[-1].id)
         return [m.snapshot() for m in messages]
 
-    async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
-        return await sync_to_async(self._append)(drafts)
+    async def append(self, drafts: list[MessageDraft], *, write: StagedWrite | None = None) -> list[MessageSnapshot]:
+        return await sync_to_async(self._append)(drafts, write)
 
-    def _set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
-        Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
+    def _set_tool_returns(
+        self, message_id: Any, tool_returns: list[StoredToolReturn], write: StagedWrite | None
+    ) -> MessageSnapshot:
+        with transaction.atomic():
+            updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
+            if updated != 1:
+                raise Message.DoesNotExist(f"No tool row {message_id} of agent {self.agent_id}")
+            if write is not None:
+                write(message_id)
         return Message.objects.get(pk=message_id).snapshot()
 
-    async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
-        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns)
+    async def set_tool_returns(
+        self, message_id: Any, tool_returns: list[StoredToolReturn], *, write: StagedWrite | None = None
+    ) -> MessageSnapshot:
+        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns, write)
 
     # --- run and steps ----------------------------------------------------------------
 
