@@ -129,7 +129,9 @@ class DjangoConversationStore:
         rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
         return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
 
-    def _compact(self, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+    def _compact(
+        self, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None
+    ) -> list[MessageSnapshot]:
         with transaction.atomic():
             store_compaction(
                 agent_id=self.agent_id,
@@ -139,11 +141,14 @@ class DjangoConversationStore:
                 summary=summary,
                 keep_from_seq=keep_from_seq,
                 evicted=evicted,
+                stats=stats,
             )
         return self._context()
 
-    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
-        return await sync_to_async(self._compact)(summary, keep_from_seq, evicted)
+    async def compact(
+        self, *, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None = None
+    ) -> list[MessageSnapshot]:
+        return await sync_to_async(self._compact)(summary, keep_from_seq, evicted, stats)
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
         message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()

@@ -115,9 +115,12 @@ class ConversationStore(Protocol):
         """Replace a tool row's results; ``write`` commits in the same transaction, as in ``append``."""
         ...
 
-    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+    async def compact(
+        self, *, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None = None
+    ) -> list[MessageSnapshot]:
         """Store ``summary`` (the model's text) as the row that heads the context, start the context's rows at
-        ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history."""
+        ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history.
+        ``stats`` is Letta's ``compaction_stats``, kept on the summary row."""
         ...
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:

@@ -4,9 +4,10 @@ Search is full text always (``passage_text_ranking``: Postgres ``ts_rank`` over 
 index of migration 0004; SQLite ``bm25`` over the FTS5 table of migration 0008, both
 stemming English words) plus vector similarity when the agent
 has an embedding model we can run: the offline ``demo`` embedding (hashed bag of words,
-``DEMO_DIMENSIONS`` dimensions, unit length). Similarity is an exact cosine over the
-agent's passages in Python (no pgvector here). The two rankings are fused by
-reciprocal rank.
+``DEMO_DIMENSIONS`` dimensions, unit length). Similarity (``passage_vector_ranking``) runs
+in pgvector over an HNSW index where the database has the extension (migration 0009),
+and is otherwise an exact cosine over the agent's passages in Python (SQLite, and
+Postgres without pgvector, CI's path). The two rankings are fused by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ FTS_CONFIG = "english"
 _CANDIDATES = 200
 _RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
+_PGVECTOR: dict[tuple[str, str], bool] = {}
 PASSAGE_FTS_TABLE = "agents_passage_fts"  # SQLite only: created and kept in step by migration 0008
 
 
@@ -153,6 +155,61 @@ def passage_text_ranking(rows: QuerySet[Passage], query_words: list[str], limit:
     return sqlite_passage_ranking(rows, query_words, limit)
 
 
+def has_pgvector() -> bool:
+    """Whether this database holds the ``embedding_vector`` column of migration 0009 (pgvector installed)."""
+    if connection.vendor != "postgresql":
+        return False
+    key = (connection.alias, str(connection.settings_dict.get("NAME")))
+    if key not in _PGVECTOR:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM information_schema.columns "
+                "WHERE table_name = 'agents_passage' AND column_name = 'embedding_vector'"
+            )
+            _PGVECTOR[key] = cursor.fetchone() is not None
+    return _PGVECTOR[key]
+
+
+def pgvector_ranking(rows: QuerySet[Passage], wanted: Sequence[float], limit: int) -> list[Any]:
+    """Primary keys of the ``limit`` passages among ``rows`` nearest ``wanted`` by cosine, in pgvector.
+
+    Rows of the query's size are compared as ``vector(size)``: the expression of that size's HNSW
+    index (migration 0009), so the planner can use it. Only positive similarities count, as in
+    ``exact_vector_ranking``.
+    """
+    inner, params = rows.values("pk").query.sql_with_params()
+    size = len(wanted)
+    distance = f"embedding_vector::vector({size}) <=> %s::vector({size})"
+    literal = "[" + ",".join(repr(float(value)) for value in wanted) + "]"
+    sql = (
+        f"SELECT id FROM agents_passage WHERE id IN ({inner}) AND vector_dims(embedding_vector) = {size} "
+        f"AND {distance} < 1 ORDER BY {distance} LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, literal, literal, limit])
+        return [pk for (pk,) in cursor.fetchall()]
+
+
+def exact_vector_ranking(rows: QuerySet[Passage], wanted: Sequence[float], limit: int) -> list[Any]:
+    """Primary keys of the ``limit`` passages among ``rows`` nearest ``wanted``: an exact cosine over them all."""
+    scored = [
+        (cosine(wanted, vector), pk)
+        for pk, vector in rows.filter(embedding__isnull=False).values_list("pk", "embedding").iterator(chunk_size=1000)
+        if vector
+    ]
+    scored.sort(key=lambda item: -item[0])
+    return [pk for score, pk in scored[:limit] if score > 0]
+
+
+def passage_vector_ranking(rows: QuerySet[Passage], wanted: Sequence[float], limit: int) -> list[Any]:
+    """The one similarity search of passages: pgvector where the database has it, else the exact cosine."""
+    if not any(wanted):
+        return []
+    if has_pgvector():
+        return pgvector_ranking(rows, wanted, limit)
+    return exact_vector_ranking(rows, wanted, limit)
+
+
 def passage_search(
     *,
     agent: Agent,
@@ -188,16 +245,7 @@ def passage_search(
     rankings.append(passage_text_ranking(rows, query_words, _CANDIDATES))
     embed = embedder_for(agent.embedding)
     if embed is not None:
-        wanted = embed(query)
-        scored = [
-            (cosine(wanted, vector), pk)
-            for pk, vector in rows.filter(embedding__isnull=False)
-            .values_list("pk", "embedding")
-            .iterator(chunk_size=1000)
-            if vector
-        ]
-        scored.sort(key=lambda item: -item[0])
-        rankings.append([pk for score, pk in scored[:_CANDIDATES] if score > 0])
+        rankings.append(passage_vector_ranking(rows, embed(query), _CANDIDATES))
 
     fused: dict[Any, float] = {}
     for ranking in rankings:

@@ -40,6 +40,7 @@ SCENARIOS = [
     "streaming_through_create",
     "a_conflict_is_sent_once",
     "steps_carry_their_run",
+    "compaction_messages_when_asked",
 ]
 
 
