@@ -61,7 +61,7 @@ class ToolOutcome:
     """A built-in's database change, committed by the engine's store with the row holding this result."""
 
 
-StagedWrite = Callable[[Any], None]
+StagedWrite = Callable[[Any], object]
 """A built-in's change, run by the store inside the transaction that stores the call's result; it gets
 that tool row's id. It raises ``StaleWrite`` when what the tool checked no longer holds."""
 

@@ -5,30 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.db import connection
 
 from agents import services
 from agents.memory.archival import cosine, demo_embedding, passage_delete, passage_insert, passage_search
 from agents.models import Agent, Passage
 from tests.factories import OrganizationFactory
-from tests.tools.helpers import FAST_LIMITS
-from tools.base import ToolContext, ToolOutcome, ToolSpec
-from tools.builtins import default_registry
-from tools.runtime import DefaultToolRunner
+from tests.memory.tool_calls import call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_agent(embedding: str = "demo/hashed-256") -> Agent:
     return services.agent_create(organization=OrganizationFactory(), name="archivist", embedding=embedding)
-
-
-def call(agent: Agent, name: str, **arguments: object) -> ToolOutcome:
-    builtin = default_registry().get(name)
-    spec = ToolSpec(name=name, kind="builtin", json_schema=builtin.json_schema)
-    context = ToolContext(organization_id=agent.organization_id, agent_id=agent.id)
-    return async_to_sync(DefaultToolRunner(limits=FAST_LIMITS).run)(spec, json.dumps(arguments), context)
 
 
 def test_the_demo_embedding_is_deterministic_unit_length_and_closer_for_shared_words() -> None:

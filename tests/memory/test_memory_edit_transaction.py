@@ -14,7 +14,7 @@ from agents.engine.batch import STALE_RESULT, BatchRunner
 from agents.engine.rules import ToolRules
 from agents.engine.store import MessageDraft
 from agents.memory import services as memory_services
-from agents.models import Agent, Block, Message
+from agents.models import Agent, Block, Message, Passage
 from tests.factories import OrganizationFactory, RunFactory
 from tests.memory.tool_calls import run_tool, store_result
 from tests.tools.helpers import FAST_LIMITS
@@ -154,3 +154,17 @@ def test_an_edit_that_stays_stale_gives_up_with_an_error_and_no_change(agent: Ag
     assert [r["tool_return"] for r in tool_row.tool_returns] == [STALE_RESULT]
     assert runner.calls == 3
     assert human(agent).value == "water 3"
+
+
+def test_an_archival_insert_is_stored_with_its_result_or_not_at_all(agent: Agent) -> None:
+    run = RunFactory(organization=agent.organization, agent=agent)
+    taken = store_result(agent, run, "memory_finish_edits", run_tool(agent, "memory_finish_edits", run=run))
+    outcome = run_tool(agent, "archival_memory_insert", run=run, content="Alice likes owls.")
+
+    assert not Passage.objects.filter(agent=agent).exists()
+    with pytest.raises(IntegrityError):
+        store_result(agent, run, "archival_memory_insert", outcome, row_id=taken.id)
+    assert not Passage.objects.filter(agent=agent).exists()
+
+    store_result(agent, run, "archival_memory_insert", outcome)
+    assert list(Passage.objects.filter(agent=agent).values_list("text", flat=True)) == ["Alice likes owls."]
