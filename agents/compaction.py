@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
-from agents.engine.compaction import SUMMARY_KIND, plan_compaction, summary_content, summary_of, summary_request
+from agents.engine.compaction import (
+    SUMMARY_KIND,
+    compaction_stats,
+    plan_compaction,
+    summary_content,
+    summary_of,
+    summary_request,
+)
 from agents.errors import AgentBusy, Conflict
 from agents.llm.base import LLMError, TextDelta
 from agents.llm.registry import get_llm_client
@@ -39,19 +46,31 @@ class ContextMovedOn(Conflict):
 
 
 def store_compaction(
-    *, agent_id: Any, organization_id: Any, run_id: Any, seq: int, summary: str, keep_from_seq: int, evicted: int
+    *,
+    agent_id: Any,
+    organization_id: Any,
+    run_id: Any,
+    seq: int,
+    summary: str,
+    keep_from_seq: int,
+    evicted: int,
+    stats: dict[str, Any] | None = None,
 ) -> Message:
     """Append the summary row at ``seq`` and start the context's rows at ``keep_from_seq``.
 
     Call inside the transaction that owns the agent's rows (a turn's store, or ``agent_summarize``).
+    ``stats`` (Letta's ``compaction_stats``) is kept in the row's metadata for the wire's ``summary_message``.
     """
+    metadata: dict[str, Any] = {"kind": SUMMARY_KIND, "evicted_messages": evicted}
+    if stats:
+        metadata["compaction_stats"] = stats
     row = Message.objects.create(
         organization_id=organization_id,
         agent_id=agent_id,
         seq=seq,
         role=MessageRole.USER,
         content=[{"type": "text", "text": summary_content(summary)}],
-        metadata={"kind": SUMMARY_KIND, "evicted_messages": evicted},
+        metadata=metadata,
         run_id=run_id,
     )
     Agent.objects.filter(pk=agent_id).update(context_summary_seq=seq, context_keep_seq=keep_from_seq)
@@ -68,7 +87,7 @@ def _context(agent: Agent) -> tuple[list[MessageSnapshot], LLMClient, str]:
     return rows, client, model
 
 
-def _store(agent: Agent, plan: CompactionPlan, summary: str) -> int:
+def _store(agent: Agent, plan: CompactionPlan, summary: str, rows_before: int) -> int:
     with transaction.atomic():
         locked = Agent.objects.select_for_update().get(pk=agent.pk)
         if Run.objects.filter(agent_id=agent.pk).active().exists():
@@ -83,6 +102,9 @@ def _store(agent: Agent, plan: CompactionPlan, summary: str) -> int:
             summary=summary,
             keep_from_seq=plan.keep_from_seq,
             evicted=len(plan.evicted),
+            stats=compaction_stats(
+                plan, rows_before=rows_before, trigger="manual", context_window=agent.context_window
+            ),
         )
         locked.refresh_from_db()
         return Message.objects.in_context(locked).count()
@@ -113,5 +135,5 @@ async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
     text = text.strip()[: max_tokens * 4]
     if not text:
         raise Conflict("The model returned an empty summary of the conversation.")
-    after = await sync_to_async(_store)(agent, plan, text)
+    after = await sync_to_async(_store)(agent, plan, text, len(rows))
     return {"summary": text, "num_messages_before": len(rows), "num_messages_after": after}

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agents.engine.events import RunFinishedEvent
     from agents.engine.types import StoredToolReturn
     from agents.llm.base import Usage
+    from tools.base import StagedWrite
 
 
 def lock_ttl() -> timedelta:
@@ -128,7 +129,9 @@ class DjangoConversationStore:
         rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
         return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
 
-    def _compact(self, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+    def _compact(
+        self, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None
+    ) -> list[MessageSnapshot]:
         with transaction.atomic():
             store_compaction(
                 agent_id=self.agent_id,
@@ -138,11 +141,14 @@ class DjangoConversationStore:
                 summary=summary,
                 keep_from_seq=keep_from_seq,
                 evicted=evicted,
+                stats=stats,
             )
         return self._context()
 
-    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
-        return await sync_to_async(self._compact)(summary, keep_from_seq, evicted)
+    async def compact(
+        self, *, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None = None
+    ) -> list[MessageSnapshot]:
+        return await sync_to_async(self._compact)(summary, keep_from_seq, evicted, stats)
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
         message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()
@@ -167,7 +173,14 @@ class DjangoConversationStore:
         self._next_seq += count
         return first
 
-    def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
+    def _append(self, drafts: list[MessageDraft], write: StagedWrite | None = None) -> list[MessageSnapshot]:
+        try:
+            return self._insert(drafts, write)
+        except Exception:
+            self._next_seq = None  # nothing was stored: read the next seq again
+            raise
+
+    def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[MessageSnapshot]:
         with transaction.atomic():
             first = self._take_seqs(len(drafts))
             messages = []
@@ -194,17 +207,28 @@ class DjangoConversationStore:
                     )
                 )
             Message.objects.bulk_create(messages)
+            if write is not None:
+                write(messages[-1].id)
         return [m.snapshot() for m in messages]
 
-    async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
-        return await sync_to_async(self._append)(drafts)
+    async def append(self, drafts: list[MessageDraft], *, write: StagedWrite | None = None) -> list[MessageSnapshot]:
+        return await sync_to_async(self._append)(drafts, write)
 
-    def _set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
-        Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
+    def _set_tool_returns(
+        self, message_id: Any, tool_returns: list[StoredToolReturn], write: StagedWrite | None
+    ) -> MessageSnapshot:
+        with transaction.atomic():
+            updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
+            if updated != 1:
+                raise Message.DoesNotExist(f"No tool row {message_id} of agent {self.agent_id}")
+            if write is not None:
+                write(message_id)
         return Message.objects.get(pk=message_id).snapshot()
 
-    async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot:
-        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns)
+    async def set_tool_returns(
+        self, message_id: Any, tool_returns: list[StoredToolReturn], *, write: StagedWrite | None = None
+    ) -> MessageSnapshot:
+        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns, write)
 
     # --- run and steps ----------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from agents.llm.registry import model_info
 from agents.memory import archival
 from agents.memory import selectors as memory_selectors
 from agents.memory import services as memory_services
-from agents.models import Agent
+from agents.models import Agent, AgentBlock
 from tools.models import AgentTool
 
 if TYPE_CHECKING:
@@ -124,7 +124,10 @@ def demo_suggestions(agent: Agent) -> list[str]:
         )
         for at in attached
     ]
-    calls = [example_call(schema) for schema in schemas]
+    blocks = dict(
+        AgentBlock.objects.filter(agent=agent).order_by("position", "id").values_list("block__label", "block__value")
+    )
+    calls = [example_call(schema, blocks) for schema in schemas]
     suggestions = ["Hello! What can you do?", *calls]
     if len(calls) >= 2:
         suggestions.append(" and ".join(calls[:2]))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
+from agents.engine.compaction import summary_from_text
 from agents.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
 from agents.memory.wire import blocks_json, memory_json
 from agents.models import MessageRole, RunStatus
@@ -261,6 +262,18 @@ def row_kind(row: Any) -> str:
     except ValueError:
         return "message"
     return "login_notice" if isinstance(parsed, dict) and parsed.get("type") == "login" else "message"
+
+
+def compaction_messages(row: Any) -> list[dict[str, Any]]:
+    """A compaction's summary row as letta-client 1.x's ``event_message`` (``event_type: "compaction"``) and
+    ``summary_message``, both with the row's id and Letta's ``compaction_stats``."""
+    stats = (row.metadata or {}).get("compaction_stats")
+    return [
+        message_header(row, "event_message", part_otid(row.id, 0))
+        | {"event_type": "compaction", "event_data": stats or {}},
+        message_header(row, "summary_message", part_otid(row.id, 1))
+        | {"summary": summary_from_text(_text_of(row.content or [])), "compaction_stats": stats},
+    ]
 
 
 def chat_row(row: Any) -> dict[str, Any]:

@@ -33,10 +33,12 @@ def configure(postgres: bool) -> None:
     if postgres:
         import psycopg
 
+        # BENCH_DATABASE names the (dropped and re-created) database, so two people can measure at once.
+        name = os.environ.get("BENCH_DATABASE", "agentserver_bench")
         with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS agentserver_bench")
-            conn.execute("CREATE DATABASE agentserver_bench")
-        os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/agentserver_bench"
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{name}"
     else:
         os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
 

@@ -8,6 +8,7 @@ and a ``ToolRunner``. ``tools.runtime.DefaultToolRunner`` is the implementation
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -59,6 +60,25 @@ class ToolOutcome:
     stdout: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
     duration_ms: int = 0
+    write: StagedWrite | None = None
+    """A built-in's database change, committed by the engine's store with the row holding this result."""
+
+
+StagedWrite = Callable[[Any], object]
+"""A built-in's change, run by the store inside the transaction that stores the call's result; it gets
+that tool row's id. It raises ``StaleWrite`` when what the tool checked no longer holds."""
+
+
+class StaleWrite(Exception):
+    """The data a staged write was checked against changed before it committed; the call is run again."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What a built-in returns when its change must commit with its result: the return value and the write."""
+
+    value: Any
+    write: StagedWrite
 
 
 class ToolError(Exception):

@@ -15,6 +15,7 @@ the message cut to the tool's ``return_char_limit`` and a visible notice.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import logging
@@ -23,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from tools.base import ToolContext, ToolError, ToolOutcome, ToolSpec
+from tools.base import Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
 from tools.builtins import BuiltinRegistry, default_registry
 from tools.sandbox.base import SandboxBackend, SandboxLimits
 from tools.sandbox.slots import run_sandboxed
@@ -104,6 +105,8 @@ class DefaultToolRunner:
                 f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
                 "the details are in the server log.",
             )
+        if isinstance(value, Staged):
+            return dataclasses.replace(_succeeded(spec, started, value.value), write=value.write)
         return _succeeded(spec, started, value)
 
     async def _run_source(

@@ -77,13 +77,19 @@ class SendingView(OrgScopedAPIView):
         stream_tokens = bool(turn_request.stream_tokens)
         run = self.start_run(agent, turn_request, RunMode.INLINE)
         execution = async_to_sync(start_inline)(run, turn_request, stream_tokens=stream_tokens)
-        return sse_response(sse_events(execution, stream_tokens=stream_tokens, include_pings=include_pings))
+        compaction_messages = bool(turn_request.include_compaction_messages)
+        events = sse_events(
+            execution, stream_tokens=stream_tokens, include_pings=include_pings, compaction_messages=compaction_messages
+        )
+        return sse_response(events)
 
 
 async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, Any]:
     """Execute ``run`` inline and answer with the whole turn (Letta's ``LettaResponse``)."""
     execution = await start_inline(run, turn_request, stream_tokens=False)
-    encoder = LettaStreamEncoder(stream_tokens=False)
+    encoder = LettaStreamEncoder(
+        stream_tokens=False, compaction_messages=bool(turn_request.include_compaction_messages)
+    )
     messages: list[dict[str, Any]] = []
     stop_reason, usage = None, None
     async for event in execution.events():
@@ -127,8 +133,10 @@ async def _pump(execution: RunExecution, queue: asyncio.Queue[Any]) -> None:
         await queue.put(None)
 
 
-async def sse_events(execution: RunExecution, *, stream_tokens: bool, include_pings: bool) -> AsyncIterator[bytes]:
-    encoder = LettaStreamEncoder(stream_tokens=stream_tokens)
+async def sse_events(
+    execution: RunExecution, *, stream_tokens: bool, include_pings: bool, compaction_messages: bool = False
+) -> AsyncIterator[bytes]:
+    encoder = LettaStreamEncoder(stream_tokens=stream_tokens, compaction_messages=compaction_messages)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     run_in_background(_pump(execution, queue))
     while True:

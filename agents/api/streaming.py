@@ -3,7 +3,9 @@
 Rows the engine persisted are projected with ``wire.letta_messages_for_row``;
 with ``stream_tokens`` the deltas become per-token chunks of the same message
 (same ``id`` and ``otid``), and the assistant row they previewed is not sent
-again. Input rows (the user's message, the approval answer) are not echoed.
+again. Input rows (the user's message, the approval answer) are not echoed. A compaction's
+summary row is a ``user_message`` (Letta 0.13's wire), or, when the request asked with
+``include_compaction_messages``, an ``event_message`` and a ``summary_message`` (1.x).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from agents.engine.events import (
     ToolCallDeltaEvent,
     TurnUsage,
 )
-from agents.wire import letta_messages_for_row, message_header, part_otid
+from agents.wire import compaction_messages, letta_messages_for_row, message_header, part_otid, row_kind
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -86,12 +88,15 @@ class LettaStreamEncoder:
     """Turns engine events into LettaMessage chunks, in order."""
 
     stream_tokens: bool
+    compaction_messages: bool = False  # a summary row as ``event_message`` + ``summary_message`` (1.x asks)
     _parts: dict[tuple[Any, str, int], int] = field(default_factory=dict)
     _started: dict[Any, datetime] = field(default_factory=dict)
 
     def encode(self, event: EngineEvent) -> list[dict[str, Any]]:
         if isinstance(event, MessageEvent):
             row = event.message
+            if self.compaction_messages and row_kind(row) == "summary":
+                return compaction_messages(row)
             if row.role in INPUT_ROLES or (event.streamed and row.role == "assistant"):
                 return []
             return letta_messages_for_row(row)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from agents.engine import approvals as approval_rules
 from agents.engine.state import calls_this_turn, missing_results
 from agents.engine.store import MessageDraft
+from tools.base import StaleWrite
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
     from agents.engine.rules import ToolRules
     from agents.engine.store import ConversationStore, MessageSnapshot
     from agents.engine.types import ModelToolCall, StoredToolCall, StoredToolReturn, ToolStatus
-    from tools.base import ToolContext, ToolRunner, ToolSpec
+    from tools.base import StagedWrite, ToolContext, ToolRunner, ToolSpec
 
 INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
 CANCELLED_RESULT = "Error: the run was cancelled before this tool call ran."
+STALE_RESULT = "Error: the data this tool call changes kept changing while it ran; it made no change. Try again."
+STALE_WRITE_ATTEMPTS = 3
 
 
 def tool_result(
@@ -84,9 +87,8 @@ class BatchRunner:
                 raise BatchCancelled()
             decision = decisions.get(call["id"])
             edited = json.dumps(decision.arguments) if decision is not None and decision.edited else None
-            results.append(await self._execute(call, called, arguments=edited))
+            tool_row = await self._run_and_save(tool_row, results, call, called, arguments=edited)
             called.append(call["name"])
-            tool_row = await self._save(tool_row, results)
         assert tool_row is not None, "a batch has at least one call"
         return tool_row
 
@@ -103,27 +105,52 @@ class BatchRunner:
             return tool_result(call, decision.status, value if isinstance(value, str) else json.dumps(value))
         return tool_result(call, "error", approval_rules.DENIAL_TEMPLATE.format(reason=decision.reason))
 
-    async def _save(self, tool_row: MessageSnapshot | None, results: list[StoredToolReturn]) -> MessageSnapshot:
+    async def _save(
+        self, tool_row: MessageSnapshot | None, results: list[StoredToolReturn], write: StagedWrite | None = None
+    ) -> MessageSnapshot:
         if tool_row is None:
-            [row] = await self.store.append([MessageDraft(role="tool", tool_returns=list(results))])
+            [row] = await self.store.append([MessageDraft(role="tool", tool_returns=list(results))], write=write)
             self.rows.append(row)
             return row
-        row = await self.store.set_tool_returns(tool_row.id, list(results))
+        row = await self.store.set_tool_returns(tool_row.id, list(results), write=write)
         self.rows[:] = [row if r.id == row.id else r for r in self.rows]
         return row
 
-    async def _execute(self, call: StoredToolCall, called: list[str], *, arguments: str | None) -> StoredToolReturn:
+    async def _run_and_save(
+        self,
+        tool_row: MessageSnapshot | None,
+        results: list[StoredToolReturn],
+        call: StoredToolCall,
+        called: list[str],
+        *,
+        arguments: str | None,
+    ) -> MessageSnapshot:
+        """Run ``call`` and store its result (appended to ``results``) with the tool's staged change, if any,
+        in one transaction. A change gone stale meanwhile runs the call again, on the data as it is now."""
+        for _attempt in range(STALE_WRITE_ATTEMPTS):
+            result, write = await self._execute(call, called, arguments=arguments)
+            try:
+                row = await self._save(tool_row, [*results, result], write)
+            except StaleWrite:
+                continue
+            results.append(result)
+            return row
+        results.append(tool_result(call, "error", STALE_RESULT))
+        return await self._save(tool_row, results)
+
+    async def _execute(
+        self, call: StoredToolCall, called: list[str], *, arguments: str | None
+    ) -> tuple[StoredToolReturn, StagedWrite | None]:
         """Run ``call`` with its arguments, or with ``arguments`` (JSON text) when a person edited them."""
         spec = self.specs.get(call["name"])
         if spec is None:
-            return tool_result(
-                call, "error", f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
-            )
+            missing = f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
+            return tool_result(call, "error", missing), None
         violation = self.rules.violation(spec.name, called, set(self.specs))
         if violation:
-            return tool_result(call, "error", violation)
+            return tool_result(call, "error", violation), None
         outcome = await self.tool_runner.run(spec, arguments or call.get("arguments") or "{}", self.tool_context)
-        return tool_result(
+        result = tool_result(
             call,
             outcome.status,
             outcome.tool_return,
@@ -131,6 +158,7 @@ class BatchRunner:
             stdout=outcome.stdout,
             stderr=outcome.stderr,
         )
+        return result, outcome.write
 
 
 async def repair_interrupted_batch(store: ConversationStore, rows: list[MessageSnapshot]) -> list[MessageSnapshot]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agents.llm.base import LLMRequest, UserTurn
 
@@ -90,6 +90,29 @@ def plan_compaction(
     return CompactionPlan(evicted=tuple(body[:cut]), previous_summary=previous, keep_from_seq=body[cut].seq)
 
 
+def compaction_stats(
+    plan: CompactionPlan,
+    *,
+    rows_before: int,
+    trigger: str,
+    context_window: int,
+    tokens_before: int | None = None,
+) -> dict[str, Any]:
+    """Letta's ``compaction_stats`` of a compaction of ``rows_before`` in-context rows (the system row included).
+
+    Afterwards the context holds the rows that stay plus the one new summary row.
+    """
+    after = rows_before - len(plan.evicted) - (1 if plan.previous_summary is not None else 0) + 1
+    return {
+        "trigger": trigger,
+        "context_window": context_window,
+        "context_tokens_before": tokens_before,
+        "context_tokens_after": None,
+        "messages_count_before": rows_before,
+        "messages_count_after": after,
+    }
+
+
 def transcript(plan: CompactionPlan) -> str:
     """The evicted rows as the plain text the summarizer reads."""
     lines = []
@@ -132,8 +155,13 @@ def summary_content(summary: str) -> str:
 
 def summary_of(row: MessageSnapshot) -> str:
     """The summary a summary row holds."""
+    return summary_from_text(row.text)
+
+
+def summary_from_text(text: str) -> str:
+    """The summary in a summary row's text (Letta's system alert)."""
     try:
-        message = json.loads(row.text).get("message", "")
+        message = json.loads(text).get("message", "")
     except (ValueError, AttributeError):
-        return row.text
+        return text
     return str(message).removeprefix(SUMMARY_NOTICE)

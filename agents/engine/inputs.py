@@ -172,6 +172,9 @@ class TurnRequest(RequestModel):
     background: StrictBool | None = Field(default=None, description="Run in a worker; the stream follows the run.")
     use_assistant_message: StrictBool | None = Field(default=None, description="Accepted for compatibility.")
     include_return_message_types: list[str] | None = Field(default=None, description="Accepted for compatibility.")
+    include_compaction_messages: StrictBool | None = Field(
+        default=None, description="A compaction shows as ``event_message`` + ``summary_message`` (letta-client 1.x)."
+    )
     enable_thinking: str | None = Field(default=None, description="Accepted for compatibility.")
     client_tools: Annotated[list[ClientTool], Field(max_length=MAX_MESSAGES)] | None = Field(
         default=None, description="Tools the caller runs itself; answer their calls with a ``tool_return`` message."

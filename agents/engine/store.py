@@ -15,6 +15,7 @@ from agents.llm.base import Usage
 if TYPE_CHECKING:
     from agents.engine.events import RunFinishedEvent
     from agents.engine.types import StoredApprovalItem, StoredToolCall, StoredToolReturn
+    from tools.base import StagedWrite
 
 Role = Literal["system", "user", "assistant", "tool", "approval"]
 
@@ -103,15 +104,23 @@ class ConversationStore(Protocol):
 
     async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]: ...
 
-    async def append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
-        """Persist rows in one transaction, in order, and return them."""
+    async def append(self, drafts: list[MessageDraft], *, write: StagedWrite | None = None) -> list[MessageSnapshot]:
+        """Persist rows in one transaction, in order, and return them. ``write`` (a tool's staged change,
+        given the last row's id) commits in that transaction, or the rows are not stored either."""
         ...
 
-    async def set_tool_returns(self, message_id: Any, tool_returns: list[StoredToolReturn]) -> MessageSnapshot: ...
+    async def set_tool_returns(
+        self, message_id: Any, tool_returns: list[StoredToolReturn], *, write: StagedWrite | None = None
+    ) -> MessageSnapshot:
+        """Replace a tool row's results; ``write`` commits in the same transaction, as in ``append``."""
+        ...
 
-    async def compact(self, *, summary: str, keep_from_seq: int, evicted: int) -> list[MessageSnapshot]:
+    async def compact(
+        self, *, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None = None
+    ) -> list[MessageSnapshot]:
         """Store ``summary`` (the model's text) as the row that heads the context, start the context's rows at
-        ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history."""
+        ``keep_from_seq``, and return the new in-context rows. Evicted rows stay in the history.
+        ``stats`` is Letta's ``compaction_stats``, kept on the summary row."""
         ...
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:

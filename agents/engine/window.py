@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agents.engine.compaction import is_summary, plan_compaction, request_tokens, row_tokens, summary_request
+from agents.engine.compaction import (
+    compaction_stats,
+    is_summary,
+    plan_compaction,
+    request_tokens,
+    row_tokens,
+    summary_request,
+)
 from agents.engine.stop import StopReason
 from agents.llm.base import Completed, LLMError, TextDelta, Usage
 
@@ -25,6 +32,9 @@ SUMMARY_MAX_TOKENS = 1024
 COMPACTION_TARGET = 0.6
 # The provider refused the prompt as too long (by how much is unknown): evict most of the conversation.
 OVERFLOW_EVICT_SHARE = 0.7
+# Letta's ``compaction_stats.trigger`` values: the provider refused the prompt; a request passed the threshold.
+TRIGGER_OVERFLOW = "context_window_exceeded"
+TRIGGER_THRESHOLD = "post_step_context_check"
 
 
 class CompactionFailed(Exception):
@@ -83,8 +93,15 @@ class ContextWindow:
             return None
         max_tokens = max(64, min(SUMMARY_MAX_TOKENS, settings.context_window // 8))
         text = await self._summarize(summary_request(plan, model=settings.model, max_tokens=max_tokens))
+        stats = compaction_stats(
+            plan,
+            rows_before=len(self.rows),
+            trigger=TRIGGER_OVERFLOW if overflowed else TRIGGER_THRESHOLD,
+            context_window=settings.context_window,
+            tokens_before=self.size(request) if request is not None else None,
+        )
         rows = await self.store.compact(
-            summary=text[: max_tokens * 4], keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted)
+            summary=text[: max_tokens * 4], keep_from_seq=plan.keep_from_seq, evicted=len(plan.evicted), stats=stats
         )
         self.rows[:] = rows
         self.reported = None

@@ -25,13 +25,19 @@ from agents.llm.base import (
     ToolResultsTurn,
     UserTurn,
 )
-from agents.llm.intents import ToolRequest, describe_tool_result, example_call, parse_tool_requests
+from agents.llm.intents import (
+    ToolRequest,
+    describe_tool_result,
+    example_call,
+    memory_blocks_in,
+    parse_tool_requests,
+)
 from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Mapping, Sequence
 
-    from agents.llm.base import LLMEvent, LLMRequest
+    from agents.llm.base import LLMEvent, LLMRequest, ToolSchema
 
 DEMO_LABEL = "Demo model (offline, no API key)"
 DEFAULT_TOKEN_DELAY = 0.01
@@ -115,7 +121,10 @@ def plan_reply(request: LLMRequest) -> DemoReply:
             text=" ".join(sentences),
         )
     if isinstance(last, UserTurn):
-        calls = tuple(parse_tool_requests(last.text, request.tools))
+        blocks = memory_blocks_in(request.system)
+        calls = tuple(
+            _with_block_label(call, request.tools, blocks) for call in parse_tool_requests(last.text, request.tools)
+        )
         if calls:
             names = ", ".join(dict.fromkeys(call.name for call in calls))
             return DemoReply(
@@ -129,6 +138,15 @@ def plan_reply(request: LLMRequest) -> DemoReply:
     return DemoReply(reasoning="There is nothing to answer yet.", text="(demo) Send me a message to get started.")
 
 
+def _with_block_label(call: ToolRequest, tools: Sequence[ToolSchema], blocks: Mapping[str, str]) -> ToolRequest:
+    """A memory tool call that names no block edits the first block of the prompt, as a model would choose one."""
+    schema = next((tool for tool in tools if tool.name == call.name), None)
+    takes_label = schema is not None and "label" in (schema.parameters.get("properties") or {})
+    if not takes_label or "label" in call.arguments or not blocks:
+        return call
+    return ToolRequest(call.name, {"label": next(iter(blocks)), **call.arguments})
+
+
 def _echo(request: LLMRequest) -> str:
     last = request.turns[-1]
     said = last.text.strip() if isinstance(last, UserTurn) else ""
@@ -136,7 +154,7 @@ def _echo(request: LLMRequest) -> str:
         said = said[:_ECHO_LIMIT] + "…"
     text = f"I am the demo model, running offline without an API key. You said: “{said}”."
     if request.tools:
-        text += f" Try: {example_call(request.tools[0])}."
+        text += f" Try: {example_call(request.tools[0], memory_blocks_in(request.system))}."
     return text
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from agents.llm.base import ToolSchema
 
@@ -115,14 +115,42 @@ def coerce(value: str, schema: dict[str, Any]) -> Any:
     return value
 
 
-def example_call(tool: ToolSchema) -> str:
-    """A sentence that makes ``parse_tool_requests`` call ``tool``: "call roll_dice with num_sides=6"."""
+_BLOCK = re.compile(
+    r"^<(?P<label>[^<>/\s]+)>\n<description>\n.*?<value>\n(?P<value>.*?)\n</value>\n</(?P=label)>",
+    re.DOTALL | re.MULTILINE,
+)
+_LINE_NUMBER = re.compile(r"^\d+→ ", re.MULTILINE)
+
+
+def memory_blocks_in(system: str) -> dict[str, str]:
+    """The core memory blocks (label → value) a compiled system prompt shows (``agents.memory.prompt``)."""
+    start, end = system.find("<memory_blocks>"), system.find("</memory_blocks>")
+    if start < 0 or end < 0:
+        return {}
+    section = system[start:end]
+    return {m["label"]: _LINE_NUMBER.sub("", m["value"]) for m in _BLOCK.finditer(section)}
+
+
+def example_call(tool: ToolSchema, blocks: Mapping[str, str] | None = None) -> str:
+    """A sentence that makes ``parse_tool_requests`` call ``tool``: "call roll_dice with num_sides=6".
+
+    A memory tool's example names a real block of ``blocks`` (label → value, in order): its
+    label (or ``/memories/<label>`` path), and text that occurs in it where the tool replaces text.
+    """
     properties: dict[str, dict[str, Any]] = tool.parameters.get("properties") or {}
     required = tool.parameters.get("required") or list(properties)
     samples = {"integer": "6", "number": "1.5", "boolean": "true"}
-    pairs = [
-        f"{key}={samples.get(properties.get(key, {}).get('type', 'string'), repr('hello world'))}" for key in required
-    ]
+    label, value = next(iter((blocks or {}).items()), ("", ""))
+    known = {"label": label, "path": f"/memories/{label}" if label else ""}
+    if value.strip():
+        known["old_str"] = known["old_content"] = value.strip().split("\n")[0].split(". ")[0][:40]
+    if tool.name == "memory" and label:
+        required = ["command", "path", "insert_text"]
+        known["command"] = "insert"
+    pairs = []
+    for key in required:
+        sample = samples.get(properties.get(key, {}).get("type", "string"))
+        pairs.append(f"{key}={sample or repr(known.get(key) or 'hello world')}")
     return f"call {tool.name} with {' and '.join(pairs)}" if pairs else f"call {tool.name}"
 
 

@@ -1,11 +1,13 @@
 """Archival memory: insert, delete and hybrid search over an agent's passages.
 
-Search is full text always (Postgres: ``to_tsvector`` against a GIN index created by
-migration 0004; SQLite: a ranked word match) plus vector similarity when the agent
+Search is full text always (``passage_text_ranking``: Postgres ``ts_rank`` over the GIN
+index of migration 0004; SQLite ``bm25`` over the FTS5 table of migration 0008, both
+stemming English words) plus vector similarity when the agent
 has an embedding model we can run: the offline ``demo`` embedding (hashed bag of words,
-``DEMO_DIMENSIONS`` dimensions, unit length). Similarity is an exact cosine over the
-agent's passages in Python (no pgvector here). The two rankings are fused by
-reciprocal rank.
+``DEMO_DIMENSIONS`` dimensions, unit length). Similarity (``passage_vector_ranking``) runs
+in pgvector over an HNSW index where the database has the extension (migration 0009),
+and is otherwise an exact cosine over the agent's passages in Python (SQLite, and
+Postgres without pgvector, CI's path). The two rankings are fused by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -15,19 +17,16 @@ import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from agents.errors import ValidationFailed
 from agents.memory.selectors import any_of, has_tag
 from agents.models import Agent, Passage
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 DEMO_DIMENSIONS = 256
 DEFAULT_TOP_K = 10
@@ -35,6 +34,8 @@ FTS_CONFIG = "english"
 _CANDIDATES = 200
 _RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
+_PGVECTOR: dict[tuple[str, str], bool] = {}
+PASSAGE_FTS_TABLE = "agents_passage_fts"  # SQLite only: created and kept in step by migration 0008
 
 
 # --- embeddings ---------------------------------------------------------------------------
@@ -127,21 +128,86 @@ def postgres_text_ranking(rows: QuerySet[Any], fields: Sequence[Any], query_word
     return list(postgres_text_matches(rows, fields, query_words).values_list("pk", flat=True)[:limit])
 
 
-def like_text_ranking(
-    rows: QuerySet[Any], field: str, text_of: Callable[[Any], str], query_words: list[str], limit: int
-) -> list[Any]:
-    """SQLite's ranking: rows containing any word, scored by distinct words then occurrences, newest first on ties."""
-    condition = Q()
-    for word in query_words:
-        condition |= Q(**{f"{field}__icontains": word})
-    scored = []
-    for row in rows.filter(condition).order_by("-created_at")[: _CANDIDATES * 5]:
-        text = text_of(row).casefold()
-        hits = [text.count(word) for word in query_words]
-        if any(hits):
-            scored.append((sum(1 for hit in hits if hit), sum(hits), row.pk))
-    scored.sort(key=lambda item: (-item[0], -item[1]))
-    return [pk for _, _, pk in scored[:limit]]
+def fts_query(query_words: Sequence[str]) -> str:
+    """An FTS5 query matching any of the words (each quoted, so none is read as an operator)."""
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in query_words)
+
+
+def sqlite_passage_ranking(rows: QuerySet[Passage], query_words: list[str], limit: int) -> list[Any]:
+    """Primary keys of the best ``limit`` FTS5 matches among ``rows``, best ``bm25`` first, newest first on ties."""
+    inner, params = rows.values("pk").query.sql_with_params()
+    sql = (
+        f"SELECT p.id FROM {PASSAGE_FTS_TABLE} f JOIN agents_passage p ON p.id = f.passage_id "
+        f"WHERE {PASSAGE_FTS_TABLE} MATCH %s AND p.id IN ({inner}) "
+        f"ORDER BY bm25({PASSAGE_FTS_TABLE}), p.created_at DESC LIMIT %s"
+    )
+    pk = Passage._meta.pk
+    assert pk is not None
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [fts_query(query_words), *params, limit])
+        return [pk.to_python(value) for (value,) in cursor.fetchall()]
+
+
+def passage_text_ranking(rows: QuerySet[Passage], query_words: list[str], limit: int) -> list[Any]:
+    """The one full-text search of passages: primary keys of the best ``limit`` matches among ``rows``."""
+    if connection.vendor == "postgresql":
+        return postgres_text_ranking(rows, ["text"], query_words, limit)
+    return sqlite_passage_ranking(rows, query_words, limit)
+
+
+def has_pgvector() -> bool:
+    """Whether this database holds the ``embedding_vector`` column of migration 0009 (pgvector installed)."""
+    if connection.vendor != "postgresql":
+        return False
+    key = (connection.alias, str(connection.settings_dict.get("NAME")))
+    if key not in _PGVECTOR:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM information_schema.columns "
+                "WHERE table_name = 'agents_passage' AND column_name = 'embedding_vector'"
+            )
+            _PGVECTOR[key] = cursor.fetchone() is not None
+    return _PGVECTOR[key]
+
+
+def pgvector_ranking(rows: QuerySet[Passage], wanted: Sequence[float], limit: int) -> list[Any]:
+    """Primary keys of the ``limit`` passages among ``rows`` nearest ``wanted`` by cosine, in pgvector.
+
+    Rows of the query's size are compared as ``vector(size)``: the expression of that size's HNSW
+    index (migration 0009), so the planner can use it. Only positive similarities count, as in
+    ``exact_vector_ranking``.
+    """
+    inner, params = rows.values("pk").query.sql_with_params()
+    size = len(wanted)
+    distance = f"embedding_vector::vector({size}) <=> %s::vector({size})"
+    literal = "[" + ",".join(repr(float(value)) for value in wanted) + "]"
+    sql = (
+        f"SELECT id FROM agents_passage WHERE id IN ({inner}) AND vector_dims(embedding_vector) = {size} "
+        f"AND {distance} < 1 ORDER BY {distance} LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, literal, literal, limit])
+        return [pk for (pk,) in cursor.fetchall()]
+
+
+def exact_vector_ranking(rows: QuerySet[Passage], wanted: Sequence[float], limit: int) -> list[Any]:
+    """Primary keys of the ``limit`` passages among ``rows`` nearest ``wanted``: an exact cosine over them all."""
+    scored = [
+        (cosine(wanted, vector), pk)
+        for pk, vector in rows.filter(embedding__isnull=False).values_list("pk", "embedding").iterator(chunk_size=1000)
+        if vector
+    ]
+    scored.sort(key=lambda item: -item[0])
+    return [pk for score, pk in scored[:limit] if score > 0]
+
+
+def passage_vector_ranking(rows: QuerySet[Passage], wanted: Sequence[float], limit: int) -> list[Any]:
+    """The one similarity search of passages: pgvector where the database has it, else the exact cosine."""
+    if not any(wanted):
+        return []
+    if has_pgvector():
+        return pgvector_ranking(rows, wanted, limit)
+    return exact_vector_ranking(rows, wanted, limit)
 
 
 def passage_search(
@@ -176,22 +242,10 @@ def passage_search(
         return list(rows.order_by("-created_at", "-pk")[:limit])
 
     rankings: list[list[Any]] = []
-    if connection.vendor == "postgresql":
-        rankings.append(postgres_text_ranking(rows, ["text"], query_words, _CANDIDATES))
-    else:
-        rankings.append(like_text_ranking(rows, "text", lambda p: p.text, query_words, _CANDIDATES))
+    rankings.append(passage_text_ranking(rows, query_words, _CANDIDATES))
     embed = embedder_for(agent.embedding)
     if embed is not None:
-        wanted = embed(query)
-        scored = [
-            (cosine(wanted, vector), pk)
-            for pk, vector in rows.filter(embedding__isnull=False)
-            .values_list("pk", "embedding")
-            .iterator(chunk_size=1000)
-            if vector
-        ]
-        scored.sort(key=lambda item: -item[0])
-        rankings.append([pk for score, pk in scored[:_CANDIDATES] if score > 0])
+        rankings.append(passage_vector_ranking(rows, embed(query), _CANDIDATES))
 
     fused: dict[Any, float] = {}
     for ranking in rankings:

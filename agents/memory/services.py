@@ -310,12 +310,14 @@ def memory_edit(
     edit: Callable[[str], str],
     create_missing: bool = False,
     run_id: Any = None,
+    message_id: Any = None,
 ) -> Block:
     """Apply ``edit`` (old value → new value) to the agent's block ``label``, under a row lock.
 
     Refused with a ``BlockEditError`` (the block unchanged) when the block is read-only, when
     the new value is past the limit, or when ``edit`` raises one. ``create_missing`` creates and
-    attaches an empty block first (``memory_rethink``).
+    attaches an empty block first (``memory_rethink``). ``message_id`` is the tool row storing the
+    call's result, named by the ``memory_updated`` announcement.
     """
     link = (
         AgentBlock.objects.filter(agent_id=agent_id, agent__organization_id=organization_id, block__label=label)
@@ -325,7 +327,9 @@ def memory_edit(
     if link is None:
         if not create_missing:
             raise _missing_label(organization_id, agent_id, label)
-        block = memory_create_block(organization_id=organization_id, agent_id=agent_id, label=label, run_id=run_id)
+        block = memory_create_block(
+            organization_id=organization_id, agent_id=agent_id, label=label, run_id=run_id, message_id=message_id
+        )
     else:
         block = Block.objects.select_for_update().get(pk=link.block_id)
     if block.read_only:
@@ -335,7 +339,7 @@ def memory_edit(
         raise BlockEditError(limit_error(block.limit, len(value)))
     if value != block.value:
         block.value = value
-        block_save(block=block, by="tool", run_id=run_id)
+        block_save(block=block, by="tool", run_id=run_id, message_id=message_id)
     return block
 
 
@@ -359,7 +363,14 @@ def _link_for_edit(organization_id: Any, agent_id: Any, label: str) -> AgentBloc
 
 @transaction.atomic
 def memory_create_block(
-    *, organization_id: Any, agent_id: Any, label: str, value: str = "", description: str = "", run_id: Any = None
+    *,
+    organization_id: Any,
+    agent_id: Any,
+    label: str,
+    value: str = "",
+    description: str = "",
+    run_id: Any = None,
+    message_id: Any = None,
 ) -> Block:
     """Create a block and attach it to the calling agent (the ``memory`` tool's ``create``)."""
     agent = _agent_for_edit(organization_id, agent_id)
@@ -371,7 +382,7 @@ def memory_create_block(
         raise BlockEditError(str(exc.detail[0]["msg"])) from None
     block = Block.objects.create(organization_id=organization_id, **fields)
     AgentBlock.objects.create(agent=agent, block=block, position=_next_position(agent))
-    _announce(block=block, by="tool", run_id=run_id)
+    _announce(block=block, by="tool", run_id=run_id, message_id=message_id)
     return block
 
 
@@ -396,6 +407,7 @@ def memory_relabel_block(
     new_label: str | None = None,
     description: str | None = None,
     run_id: Any = None,
+    message_id: Any = None,
 ) -> Block:
     """Rename the calling agent's block ``label`` and/or change its description (the ``memory`` tool's ``rename``)."""
     link = _link_for_edit(organization_id, agent_id, label)
@@ -411,4 +423,4 @@ def memory_relabel_block(
         block.label = new_label
     if description is not None:
         block.description = description
-    return block_save(block=block, by="tool", run_id=run_id)
+    return block_save(block=block, by="tool", run_id=run_id, message_id=message_id)

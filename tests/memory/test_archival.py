@@ -5,30 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.db import connection
 
 from agents import services
-from agents.memory.archival import cosine, demo_embedding, passage_insert, passage_search
+from agents.memory.archival import cosine, demo_embedding, passage_delete, passage_insert, passage_search
 from agents.models import Agent, Passage
 from tests.factories import OrganizationFactory
-from tests.tools.helpers import FAST_LIMITS
-from tools.base import ToolContext, ToolOutcome, ToolSpec
-from tools.builtins import default_registry
-from tools.runtime import DefaultToolRunner
+from tests.memory.tool_calls import call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_agent(embedding: str = "demo/hashed-256") -> Agent:
     return services.agent_create(organization=OrganizationFactory(), name="archivist", embedding=embedding)
-
-
-def call(agent: Agent, name: str, **arguments: object) -> ToolOutcome:
-    builtin = default_registry().get(name)
-    spec = ToolSpec(name=name, kind="builtin", json_schema=builtin.json_schema)
-    context = ToolContext(organization_id=agent.organization_id, agent_id=agent.id)
-    return async_to_sync(DefaultToolRunner(limits=FAST_LIMITS).run)(spec, json.dumps(arguments), context)
 
 
 def test_the_demo_embedding_is_deterministic_unit_length_and_closer_for_shared_words() -> None:
@@ -94,7 +83,7 @@ def test_search_never_returns_another_agents_passages() -> None:
     assert call(mine, "archival_memory_search", query="secret").tool_return == "No results found."
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="full-text indexes exist on Postgres only")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the GIN indexes exist on Postgres only")
 def test_full_text_search_uses_the_gin_indexes_on_postgres() -> None:
     from agents.memory.archival import postgres_text_matches
     from agents.memory.recall import MESSAGE_TEXT
@@ -111,3 +100,52 @@ def test_full_text_search_uses_the_gin_indexes_on_postgres() -> None:
 
     assert "passage_text_fts" in passages
     assert "message_content_fts" in messages
+
+
+def test_full_text_ranks_passages_with_more_of_the_words_first_and_matches_word_forms() -> None:
+    agent = make_agent(embedding="")
+    passage_insert(agent=agent, text="The night is dark and long")
+    passage_insert(agent=agent, text="Owls hunt at night")
+    passage_insert(agent=agent, text="Cats sleep all day")
+
+    found = [p.text for p in passage_search(agent=agent, query="owl hunting nights")]
+
+    assert found == ["Owls hunt at night", "The night is dark and long"]
+
+
+def test_full_text_follows_edits_and_deletes_of_passages() -> None:
+    agent = make_agent(embedding="")
+    [kept] = passage_insert(agent=agent, text="Alice plays the violin")
+    [gone] = passage_insert(agent=agent, text="Alice plays chess")
+
+    Passage.objects.filter(pk=kept.pk).update(text="Alice plays the cello")
+    passage_delete(passage=gone)
+
+    assert passage_search(agent=agent, query="violin") == []
+    assert passage_search(agent=agent, query="chess") == []
+    assert [p.pk for p in passage_search(agent=agent, query="cello")] == [kept.pk]
+
+
+def test_full_text_applies_the_tag_and_date_filters_before_ranking() -> None:
+    agent = make_agent(embedding="")
+    passage_insert(agent=agent, text="tea tea tea", tags=["drinks"])
+    [tagged] = passage_insert(agent=agent, text="green tea", tags=["favourites"])
+
+    found = passage_search(agent=agent, query="tea", tags=["favourites"], top_k=1)
+
+    assert [p.pk for p in found] == [tagged.pk]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the FTS5 table exists on SQLite only")
+def test_the_fts5_table_and_its_triggers_exist_after_every_migration() -> None:
+    # A later migration that rebuilds agents_passage on SQLite drops its triggers: this test says so.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT type, name FROM sqlite_master WHERE name LIKE 'agents_passage_fts%'")
+        found = set(cursor.fetchall())
+
+    assert {
+        ("table", "agents_passage_fts"),
+        ("trigger", "agents_passage_fts_insert"),
+        ("trigger", "agents_passage_fts_delete"),
+        ("trigger", "agents_passage_fts_update"),
+    } <= found

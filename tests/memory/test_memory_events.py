@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
@@ -17,10 +16,7 @@ from agents.models import Agent, Block
 from tests.api.conftest import api_client
 from tests.conftest import Cast
 from tests.factories import OrganizationFactory, RunFactory
-from tests.tools.helpers import FAST_LIMITS
-from tools.base import ToolContext, ToolSpec
-from tools.builtins import default_registry
-from tools.runtime import DefaultToolRunner
+from tests.memory.tool_calls import call, run_tool, store_result
 
 IN_MEMORY_LAYER = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -53,25 +49,18 @@ class Listener:
         return async_to_sync(drain)()
 
 
-def tool_call(agent: Agent, name: str, *, run_id: Any = None, **arguments: object) -> str:
-    builtin = default_registry().get(name)
-    assert builtin is not None
-    spec = ToolSpec(name=name, kind="builtin", json_schema=builtin.json_schema)
-    context = ToolContext(organization_id=agent.organization_id, agent_id=agent.id, run_id=run_id)
-    outcome = async_to_sync(DefaultToolRunner(limits=FAST_LIMITS).run)(spec, json.dumps(arguments), context)
-    return outcome.status
-
-
 @pytest.mark.django_db(transaction=True)
-def test_a_memory_tools_edit_is_announced_to_the_agents_tabs_with_its_run_after_commit() -> None:
+def test_a_memory_tools_edit_is_announced_with_its_run_and_tool_row_once_its_result_is_stored() -> None:
     agent = services.agent_create(organization=OrganizationFactory(), name="editor")
     run = RunFactory(organization=agent.organization, agent=agent)
     tab = Listener(agent)
 
-    status = tool_call(agent, "memory_insert", run_id=run.id, label="human", new_str="Likes tea.")
+    outcome = run_tool(agent, "memory_insert", run=run, label="human", new_str="Likes tea.")
+    assert tab.payloads() == []  # staged: nothing changed, nothing announced, until the result is stored
+    row = store_result(agent, run, "memory_insert", outcome)
 
     human = Block.objects.get(agent_blocks__agent=agent, label="human")
-    assert status == "success"
+    assert outcome.status == "success"
     assert tab.payloads() == [
         {
             "type": "memory_updated",
@@ -87,7 +76,7 @@ def test_a_memory_tools_edit_is_announced_to_the_agents_tabs_with_its_run_after_
             "agent_ids": [agent.public_id],
             "by": "tool",
             "run_id": run.public_id,
-            "message_id": None,
+            "message_id": row.public_id,
         }
     ]
     assert human.value.endswith("Likes tea.")
@@ -100,9 +89,9 @@ def test_a_refused_tool_edit_announces_nothing() -> None:
     )
     tab = Listener(agent)
 
-    status = tool_call(agent, "memory_insert", label="human", new_str="far too long")
+    outcome = call(agent, "memory_insert", label="human", new_str="far too long")
 
-    assert status == "error"
+    assert outcome.status == "error"
     assert tab.payloads() == []
 
 

@@ -11,8 +11,9 @@ from agents import services
 from agents.memory import services as memory_services
 from agents.models import Agent, Block
 from tests.factories import OrganizationFactory
+from tests.memory.tool_calls import call
 from tests.tools.helpers import FAST_LIMITS
-from tools.base import ToolContext, ToolOutcome, ToolSpec
+from tools.base import ToolContext, ToolSpec
 from tools.builtins import default_registry
 from tools.runtime import DefaultToolRunner
 
@@ -34,14 +35,6 @@ def agent() -> Agent:
             {"label": "persona", "value": "Calm.", "read_only": True},
         ],
     )
-
-
-def call(agent: Agent, name: str, **arguments: object) -> ToolOutcome:
-    builtin = default_registry().get(name)
-    assert builtin is not None and builtin.available
-    spec = ToolSpec(name=name, kind="builtin", json_schema=builtin.json_schema)
-    context = ToolContext(organization_id=agent.organization_id, agent_id=agent.id)
-    return async_to_sync(DefaultToolRunner(limits=FAST_LIMITS).run)(spec, json.dumps(arguments), context)
 
 
 def value(agent: Agent, label: str) -> str:

@@ -335,6 +335,54 @@ def streaming_through_create(ctx: Context) -> None:
     check(blocking.stop_reason.stop_reason == "end_turn", "input= and streaming=False answer JSON")
 
 
+def compaction_messages_when_asked(ctx: Context) -> None:
+    """A 1,500-token window fills in a few turns; asked with ``include_compaction_messages``, a compaction
+    shows as an ``event_message`` and a ``summary_message``, blocking and streamed, and every message stays listed."""
+    agent = ctx.client.agents.create(name="compacted", model="demo/echo-1", context_window_limit=1500)
+    sent, seen = [], {}
+    for index in range(40):
+        text = f"Turn {index}: " + "tell me about owls " * 15
+        sent.append(text)
+        if "blocking" not in seen:
+            answer = ctx.client.agents.messages.create(
+                agent.id, messages=[{"role": "user", "content": text}], include_compaction_messages=True
+            )
+            check(answer.stop_reason.stop_reason == "end_turn", f"turn {index} ends")
+            messages = list(answer.messages)
+        else:
+            chunks = list(
+                ctx.client.agents.messages.create(
+                    agent.id,
+                    messages=[{"role": "user", "content": text}],
+                    streaming=True,
+                    include_compaction_messages=True,
+                )
+            )
+            check(chunks[-2].stop_reason == "end_turn", f"streamed turn {index} ends")
+            messages = chunks
+        kinds = types_of(messages)
+        if "summary_message" in kinds:
+            check(kinds.index("event_message") + 1 == kinds.index("summary_message"), f"event first: {kinds}")
+            check("user_message" not in kinds, f"no summary as a user message: {kinds}")
+            summary = messages[kinds.index("summary_message")]
+            event = messages[kinds.index("event_message")]
+            check(event.event_type == "compaction", f"{event}")
+            check(bool(summary.summary) and summary.compaction_stats is not None, f"{summary}")
+            # A streamed chunk's nested object stays a dict (the SDK builds stream chunks without validation).
+            stats = summary.compaction_stats
+            stats = stats if isinstance(stats, dict) else stats.model_dump()
+            check(stats["messages_count_after"] <= stats["messages_count_before"], f"{stats}")
+            check(stats["context_window"] == 1500 and stats["trigger"] == "post_step_context_check", f"{stats}")
+            seen["streamed" if "blocking" in seen else "blocking"] = stats["trigger"]
+            if len(seen) == 2:
+                break
+    check(len(seen) == 2, f"a compaction in a blocking and in a streamed turn: {seen}")
+    listed = [m for m in ctx.client.agents.messages.list(agent.id, order="asc", limit=1000)]
+    users = [m.content for m in listed if m.message_type == "user_message"]
+    check(all(text in users for text in sent), "every message stays listed")
+    ctx.facts["triggers"] = seen
+
+
 def a_conflict_is_sent_once(ctx: Context) -> None:
     agent, _ = ctx.approval_agent()
     ctx.client.agents.messages.create(agent.id, messages=[{"role": "user", "content": APPROVAL_TEXT}])
@@ -417,6 +465,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
         client_side_tool_returns,
         streaming_through_create,
         a_conflict_is_sent_once,
+        compaction_messages_when_asked,
         steps_carry_their_run,
         edit_and_approve_then_read_the_audit,
     )

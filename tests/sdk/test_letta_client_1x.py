@@ -41,6 +41,7 @@ SCENARIOS = [
     "a_conflict_is_sent_once",
     "steps_carry_their_run",
     "edit_and_approve_then_read_the_audit",
+    "compaction_messages_when_asked",
 ]
 
 

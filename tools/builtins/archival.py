@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from asgiref.sync import sync_to_async
 
-from tools.base import ToolContext, ToolError
+from tools.base import Staged, ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
 if TYPE_CHECKING:
@@ -40,19 +40,16 @@ def _when(value: Any, name: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-async def _archival_memory_insert(arguments: dict[str, Any], context: ToolContext) -> None:
+async def _archival_memory_insert(arguments: dict[str, Any], context: ToolContext) -> Staged:
+    """The passage is staged: it is stored in the transaction that stores the call's result."""
     from agents.memory.archival import passage_insert
 
     content = str(arguments["content"])
     if not content.strip():
         raise ToolError("content may not be empty.")
     tags = [str(tag) for tag in arguments.get("tags") or []]
-
-    def insert() -> None:
-        passage_insert(agent=_agent(context), text=content, tags=tags)
-
-    await sync_to_async(insert)()
-    return None
+    agent = await sync_to_async(_agent)(context)
+    return Staged(None, lambda _message_id: passage_insert(agent=agent, text=content, tags=tags))
 
 
 async def _archival_memory_search(arguments: dict[str, Any], context: ToolContext) -> list[dict[str, Any]] | str:

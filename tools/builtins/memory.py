@@ -1,10 +1,12 @@
 """Core memory tools (Letta's names, arguments and messages): edit the calling agent's blocks.
 
-Each edit runs in one transaction under a row lock on the block
-(``agents.memory.services.memory_edit``), so two agents sharing a block never lose
-each other's edits, and the next model call (this agent's or another's) sees it.
-A read-only block, a value past the block's limit, an unknown label or a bad
-argument is an error result; the block is left unchanged.
+A tool returns its edit staged (``tools.base.Staged``): the engine's store commits it in
+the transaction that stores the call's result, so an edit never exists without its
+result row, nor a result without its edit. The edit runs under a row lock on the block
+(``agents.memory.services.memory_edit``), so two agents sharing a block never lose each
+other's edits, and the next model call (this agent's or another's) sees it. A read-only
+block, a value past the block's limit, an unknown label or a bad argument is an error
+result; the block is left unchanged.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from tools.base import ToolContext, ToolError
+from tools.base import Staged, StaleWrite, ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
 LINE_NUMBER_PREFIX = re.compile(r"(^|\n)\d+→ ")
@@ -39,31 +41,67 @@ def _no_line_numbers(name: str, text: str) -> None:
         )
 
 
-async def _edit(context: ToolContext, label: str, edit: Callable[[str], str], *, create_missing: bool = False) -> None:
-    from agents.memory.services import BlockEditError, memory_edit
+class _Rehearsed(Exception):
+    """Ends a rehearsal's transaction, so nothing it did is kept."""
 
-    def run() -> None:
+
+async def _stage(change: Callable[[Any], object], value: Any) -> Staged:
+    """``change`` (ORM code given the tool row's id) as a staged write of a call that returns ``value``.
+
+    The change is rehearsed first in a transaction that is rolled back, so a refusal (a
+    ``BlockEditError``) is the call's error result; the store then runs it for real in the
+    transaction that stores the result. Refused then, the data changed meanwhile: ``StaleWrite``,
+    and the call runs again.
+    """
+    from django.db import transaction
+
+    from agents.memory.services import BlockEditError
+
+    def rehearse() -> None:
         try:
-            memory_edit(
-                organization_id=context.organization_id,
-                agent_id=context.agent_id,
-                label=label,
-                edit=edit,
-                create_missing=create_missing,
-                run_id=context.run_id,
-            )
+            with transaction.atomic():
+                change(None)
+                raise _Rehearsed
+        except _Rehearsed:
+            pass
         except BlockEditError as exc:
             raise ToolError(str(exc)) from None
 
-    await sync_to_async(run)()
+    def write(message_id: Any) -> None:
+        try:
+            change(message_id)
+        except BlockEditError:
+            raise StaleWrite() from None
+
+    await sync_to_async(rehearse)()
+    return Staged(value, write)
 
 
-async def _memory_insert(arguments: dict[str, Any], context: ToolContext) -> str:
+async def _edit(
+    context: ToolContext, label: str, edit: Callable[[str], str], value: Any, *, create_missing: bool = False
+) -> Staged:
+    from agents.memory.services import memory_edit
+
+    def change(message_id: Any) -> None:
+        memory_edit(
+            organization_id=context.organization_id,
+            agent_id=context.agent_id,
+            label=label,
+            edit=edit,
+            create_missing=create_missing,
+            run_id=context.run_id,
+            message_id=message_id,
+        )
+
+    return await _stage(change, value)
+
+
+async def _memory_insert(arguments: dict[str, Any], context: ToolContext) -> Staged:
     line = arguments.get("insert_line")
     return await _insert(context, arguments["label"], str(arguments["new_str"]), -1 if line is None else int(line))
 
 
-async def _insert(context: ToolContext, label: str, new_str: str, insert_line: int, *, name: str = "new_str") -> str:
+async def _insert(context: ToolContext, label: str, new_str: str, insert_line: int, *, name: str = "new_str") -> Staged:
     _no_line_numbers(name, new_str)
 
     def edit(value: str) -> str:
@@ -79,15 +117,14 @@ async def _insert(context: ToolContext, label: str, new_str: str, insert_line: i
             )
         return "\n".join(lines[:at] + new_str.expandtabs().split("\n") + lines[at:])
 
-    await _edit(context, label, edit)
-    return EDITED.format(label=label)
+    return await _edit(context, label, edit, EDITED.format(label=label))
 
 
-async def _memory_replace(arguments: dict[str, Any], context: ToolContext) -> str:
+async def _memory_replace(arguments: dict[str, Any], context: ToolContext) -> Staged:
     return await _replace(context, arguments["label"], str(arguments["old_str"]), str(arguments["new_str"]))
 
 
-async def _replace(context: ToolContext, label: str, old_str: str, new_str: str) -> str:
+async def _replace(context: ToolContext, label: str, old_str: str, new_str: str) -> Staged:
     old_str, new_str = old_str.expandtabs(), new_str.expandtabs()
     _no_line_numbers("old_str", old_str)
     _no_line_numbers("new_str", new_str)
@@ -108,27 +145,25 @@ async def _replace(context: ToolContext, label: str, old_str: str, new_str: str)
             )
         return current.replace(old_str, new_str)
 
-    await _edit(context, label, edit)
-    return EDITED.format(label=label)
+    return await _edit(context, label, edit, EDITED.format(label=label))
 
 
-async def _memory_rethink(arguments: dict[str, Any], context: ToolContext) -> str:
+async def _memory_rethink(arguments: dict[str, Any], context: ToolContext) -> Staged:
     label, new_memory = arguments["label"], str(arguments["new_memory"])
     _no_line_numbers("new_memory", new_memory)
-    await _edit(context, label, lambda _value: new_memory, create_missing=True)
-    return EDITED.format(label=label)
+    return await _edit(context, label, lambda _value: new_memory, EDITED.format(label=label), create_missing=True)
 
 
 async def _memory_finish_edits(arguments: dict[str, Any], context: ToolContext) -> None:
     return None
 
 
-async def _core_memory_append(arguments: dict[str, Any], context: ToolContext) -> None:
+async def _core_memory_append(arguments: dict[str, Any], context: ToolContext) -> Staged:
     content = str(arguments["content"])
-    await _edit(context, arguments["label"], lambda value: f"{value}\n{content}")
+    return await _edit(context, arguments["label"], lambda value: f"{value}\n{content}", None)
 
 
-async def _core_memory_replace(arguments: dict[str, Any], context: ToolContext) -> None:
+async def _core_memory_replace(arguments: dict[str, Any], context: ToolContext) -> Staged:
     label, old, new = arguments["label"], str(arguments["old_content"]), str(arguments["new_content"])
 
     def edit(value: str) -> str:
@@ -136,7 +171,7 @@ async def _core_memory_replace(arguments: dict[str, Any], context: ToolContext) 
             raise _block_error(f"Old content '{old}' not found in memory block '{label}'")
         return value.replace(old, new)
 
-    await _edit(context, label, edit)
+    return await _edit(context, label, edit, None)
 
 
 MEMORY_COMMANDS = ("create", "str_replace", "insert", "delete", "rename")
@@ -155,7 +190,7 @@ def _required(arguments: dict[str, Any], name: str, command: str) -> str:
     return str(arguments[name])
 
 
-async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
+async def _memory(arguments: dict[str, Any], context: ToolContext) -> Staged:
     from agents.memory import services
 
     command = arguments["command"]
@@ -171,44 +206,43 @@ async def _memory(arguments: dict[str, Any], context: ToolContext) -> str:
         return await _insert(
             context, _label_of(arguments.get("path")), text, -1 if line is None else int(line), name="insert_text"
         )
-
-    def run() -> str:
-        ids: dict[str, Any] = {
-            "organization_id": context.organization_id,
-            "agent_id": context.agent_id,
-            "run_id": context.run_id,
-        }
-        try:
-            if command == "create":
-                label = _label_of(arguments.get("path"))
-                text = str(arguments.get("file_text") or "")
-                _no_line_numbers("file_text", text)
-                services.memory_create_block(
-                    **ids, label=label, value=text, description=str(arguments.get("description") or "")
-                )
-                return f"Created the memory block '{label}'."
-            if command == "delete":
-                label = _label_of(arguments.get("path"))
-                services.memory_delete_block(
-                    organization_id=context.organization_id, agent_id=context.agent_id, label=label
-                )
-                return f"Deleted the memory block '{label}'."
-            if arguments.get("old_path") or arguments.get("new_path"):
-                old, new = (
-                    _label_of(arguments.get("old_path"), "old_path"),
-                    _label_of(arguments.get("new_path"), "new_path"),
-                )
-                services.memory_relabel_block(**ids, label=old, new_label=new)
-                return f"Renamed the memory block '{old}' to '{new}'."
-            if arguments.get("description") is None:
-                raise ToolError("The rename command needs old_path and new_path, or path and description.")
-            label = _label_of(arguments.get("path"))
-            services.memory_relabel_block(**ids, label=label, description=str(arguments["description"]))
-            return f"Updated the description of the memory block '{label}'."
-        except services.BlockEditError as exc:
-            raise ToolError(str(exc)) from None
-
-    return await sync_to_async(run)()
+    ids: dict[str, Any] = {"organization_id": context.organization_id, "agent_id": context.agent_id}
+    if command == "create":
+        label = _label_of(arguments.get("path"))
+        text = str(arguments.get("file_text") or "")
+        _no_line_numbers("file_text", text)
+        description = str(arguments.get("description") or "")
+        return await _stage(
+            lambda message_id: services.memory_create_block(
+                **ids, label=label, value=text, description=description, run_id=context.run_id, message_id=message_id
+            ),
+            f"Created the memory block '{label}'.",
+        )
+    if command == "delete":
+        label = _label_of(arguments.get("path"))
+        return await _stage(
+            lambda _message_id: services.memory_delete_block(**ids, label=label),
+            f"Deleted the memory block '{label}'.",
+        )
+    if arguments.get("old_path") or arguments.get("new_path"):
+        old_label = _label_of(arguments.get("old_path"), "old_path")
+        new_label = _label_of(arguments.get("new_path"), "new_path")
+        return await _stage(
+            lambda message_id: services.memory_relabel_block(
+                **ids, label=old_label, new_label=new_label, run_id=context.run_id, message_id=message_id
+            ),
+            f"Renamed the memory block '{old_label}' to '{new_label}'.",
+        )
+    if arguments.get("description") is None:
+        raise ToolError("The rename command needs old_path and new_path, or path and description.")
+    label = _label_of(arguments.get("path"))
+    description = str(arguments["description"])
+    return await _stage(
+        lambda message_id: services.memory_relabel_block(
+            **ids, label=label, description=description, run_id=context.run_id, message_id=message_id
+        ),
+        f"Updated the description of the memory block '{label}'.",
+    )
 
 
 def _block_error(message: str) -> Exception:
