@@ -145,6 +145,7 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
         "historyUrl": reverse("agents:chat_history", kwargs={"agent_id": agent.public_id}),
         "memoryUrl": reverse("agents:chat_memory", kwargs={"agent_id": agent.public_id}),
         "suggestions": demo_suggestions(agent),
+        "userEmail": request.user.email,  # a row sent by this person is shown as "You"
     }
     return render(
         request,
