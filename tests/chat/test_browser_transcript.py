@@ -42,8 +42,9 @@ WATCH_TYPING = """() => {
   new MutationObserver(() => {
     if (seen() !== shown) { shown = seen(); window.typingLog.push(shown ? "shown" : "hidden"); }
   }).observe(typing, { attributes: true });
+  const token = ".row.streaming .reasoning:not([hidden]), .row.streaming .bubble:not([hidden])";
   new MutationObserver(() => {
-    if (!window.typingLog.includes("token") && document.querySelector(".row.streaming .reasoning:not([hidden]), .row.streaming .bubble:not([hidden])")) {
+    if (!window.typingLog.includes("token") && document.querySelector(token)) {
       window.typingLog.push(shown ? "token while shown" : "token");
     }
   }).observe(document.getElementById("rows"), { childList: true, subtree: true, attributes: true });

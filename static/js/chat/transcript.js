@@ -404,6 +404,7 @@ export class Transcript {
       toggle.addEventListener("click", () => {
         usage.hidden = !usage.hidden;
         toggle.setAttribute("aria-expanded", String(!usage.hidden));
+        if (!usage.hidden) usage.scrollIntoView({ block: "nearest" });
       });
     }
     toggle.setAttribute("aria-expanded", String(!usage.hidden));
