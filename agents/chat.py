@@ -11,6 +11,7 @@ person, or ``null``) and each run's ``status``, so the page never re-derives the
 
 from __future__ import annotations
 
+import uuid
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -21,7 +22,14 @@ from accounts.access import membership_for
 from accounts.models import Membership
 from agents import run_state
 from agents.context import context_overview
-from agents.engine.inputs import ApprovalCreate, ApprovalItem, MessageCreate, ToolReturnItem, TurnRequest
+from agents.engine.inputs import (
+    ApprovalCreate,
+    ApprovalItem,
+    MessageCreate,
+    TextPart,
+    ToolReturnItem,
+    TurnRequest,
+)
 from agents.errors import ApplicationError
 from agents.memory.selectors import agent_blocks
 from agents.memory.services import panel_block
@@ -29,7 +37,7 @@ from agents.models import Agent, Message, MessageRole, Run, RunStatus, RunTransp
 from agents.runs import RunMode, run_start
 from agents.selectors import message_list, pending_approval_row
 from agents.sweeper import sweep_stale_runs
-from agents.wire import approval_request, chat_row, public_id
+from agents.wire import approval_request, chat_row, public_id, row_kind
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -53,6 +61,15 @@ class RunSummary(TypedDict):
 
 class NothingToRetry(ApplicationError):
     default_detail = "There is no failed run to retry."
+
+
+class NothingToRegenerate(ApplicationError):
+    default_detail = "There is no message of yours to answer again."
+
+
+class RegenerateAwaitsApproval(ApplicationError):
+    status_code = 409
+    default_detail = "Answer the approval request first; then the answer can be regenerated."
 
 
 # --- reads --------------------------------------------------------------------------------
@@ -209,6 +226,30 @@ def chat_retry(*, agent: Agent, user: User) -> Run:
         return chat_continue(agent=agent, user=user)
     original = {key: value for key, value in failed.request.items() if key in ("messages", "input")}
     return _start(agent=agent, user=user, request=TurnRequest.parse(original))
+
+
+def last_user_input(agent: Agent) -> Message | None:
+    """The agent's latest message from a person (not the login notice, not a compaction's summary)."""
+    rows = Message.objects.filter(agent=agent, role=MessageRole.USER).order_by("-seq")
+    return next((row for row in rows.iterator(chunk_size=20) if row_kind(row) == "message"), None)
+
+
+def chat_regenerate(*, agent: Agent, user: User) -> Run:
+    """Answer the last input again: a new turn with the same content through ``run_start``.
+
+    The earlier answer stays in the history (the input is stored again, as a new turn).
+    Refused while an approval waits for a person; a run still active is refused by the
+    busy rule, like any other start.
+    """
+    if pending_approval_row(agent) is not None:
+        raise RegenerateAwaitsApproval()
+    source = last_user_input(agent)
+    texts = [part.get("text", "") for part in source.content or [] if part.get("type") == "text"] if source else []
+    if not any(text.strip() for text in texts):
+        raise NothingToRegenerate()
+    content: str | list[TextPart] = texts[0] if len(texts) == 1 else [TextPart(text=text) for text in texts]
+    message = MessageCreate(content=content, otid=str(uuid.uuid4()))
+    return _start(agent=agent, user=user, request=TurnRequest(messages=[message]))
 
 
 def chat_cancel(*, agent: Agent) -> list[Run]:

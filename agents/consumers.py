@@ -11,7 +11,7 @@ Frames from the tab::
     {"type": "resume", "after_seq": 12}                      -> {"type": "sync", ...}
     {"type": "send", "text": "hi", "otid": "…"}              -> {"type": "accepted", ...}
     {"type": "approve", "approvals": [ApprovalCreate items]} -> {"type": "accepted", ...}
-    {"type": "cancel"} | {"type": "continue"} | {"type": "retry"}
+    {"type": "cancel"} | {"type": "continue"} | {"type": "retry"} | {"type": "regenerate"}
 
 Anything else gets ``{"type": "error", "detail": "…", "request": <frame type or null>}``.
 """
@@ -88,11 +88,16 @@ class RetryFrame(_Frame):
     type: Literal["retry"]
 
 
+class RegenerateFrame(_Frame):
+    type: Literal["regenerate"]
+
+
 Frame = Annotated[
-    ResumeFrame | SendFrame | ApproveFrame | CancelFrame | ContinueFrame | RetryFrame, Field(discriminator="type")
+    ResumeFrame | SendFrame | ApproveFrame | CancelFrame | ContinueFrame | RetryFrame | RegenerateFrame,
+    Field(discriminator="type"),
 ]
 FRAME = TypeAdapter(Frame)
-FRAME_TYPES = ("resume", "send", "approve", "cancel", "continue", "retry")
+FRAME_TYPES = ("resume", "send", "approve", "cancel", "continue", "retry", "regenerate")
 
 
 class FrameError(ValueError):
@@ -228,6 +233,8 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
             run = chat.chat_approve(agent=agent, user=user, approvals=frame.approvals)
         elif isinstance(frame, ContinueFrame):
             run = chat.chat_continue(agent=agent, user=user)
+        elif isinstance(frame, RegenerateFrame):
+            run = chat.chat_regenerate(agent=agent, user=user)
         else:
             run = chat.chat_retry(agent=agent, user=user)
         return _accepted(frame.type, [run])

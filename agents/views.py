@@ -150,6 +150,7 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
         "suggestions": demo_suggestions(agent),
         "tools": approval_tools(agent),
         "inboxUrl": reverse("agents:approvals"),
+        "userEmail": request.user.email,  # a row sent by this person is shown as "You"
     }
     return render(
         request,

@@ -277,9 +277,25 @@ def compaction_messages(row: Any) -> list[dict[str, Any]]:
 
 
 def chat_row(row: Any) -> dict[str, Any]:
-    """A row as the browser chat receives it, in history pages, syncs and live events alike."""
+    """A row as the browser chat receives it, in history pages, syncs and live events alike.
+
+    Besides Letta's messages, the row says when it was stored (``created_at``), who sent a
+    user or approval row (``sender``: ``{"user": email}`` or ``{"api_key": prefix}``, as the
+    engine recorded it, else ``null``) and, for an assistant row whose reasoning streamed,
+    how long the model reasoned (``reasoning_ms``, else ``null``).
+    """
+    metadata = row.metadata or {}
+    reasoning_ms = metadata.get("reasoning_ms")
     return {
-        "row": {"id": public_id("message", row.id), "seq": row.seq, "role": row.role, "kind": row_kind(row)},
+        "row": {
+            "id": public_id("message", row.id),
+            "seq": row.seq,
+            "role": row.role,
+            "kind": row_kind(row),
+            "created_at": letta_timestamp(getattr(row, "created_at", None)),
+            "sender": metadata.get("sender") or None,
+            "reasoning_ms": reasoning_ms if isinstance(reasoning_ms, int) else None,
+        },
         "messages": letta_messages_for_row(row),
     }
 

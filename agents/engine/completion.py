@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -89,6 +90,16 @@ class StepOutput:
     completed: bool = False
     usage: Usage = field(default_factory=Usage)
     _call_index: dict[int, int] = field(default_factory=dict)
+    # When the first and the last reasoning delta arrived (``time.monotonic()``), for "Thought for N s".
+    _reasoning_first: float | None = None
+    _reasoning_last: float | None = None
+
+    @property
+    def reasoning_ms(self) -> int | None:
+        """Milliseconds from the first reasoning delta to the last, or ``None`` when nothing was reasoned."""
+        if self._reasoning_first is None or self._reasoning_last is None:
+            return None
+        return round((self._reasoning_last - self._reasoning_first) * 1000)
 
     @property
     def text(self) -> str:
@@ -109,6 +120,9 @@ class StepOutput:
 
     def absorb(self, event: Any, specs: dict[str, ToolSpec]) -> DeltaKind | None:
         if isinstance(event, ReasoningDelta):
+            now = time.monotonic()
+            self._reasoning_first = self._reasoning_first if self._reasoning_first is not None else now
+            self._reasoning_last = now
             self._append_text("reasoning", event.text)
             return self._text_delta("reasoning", event.text)
         if isinstance(event, ReasoningSignature):

@@ -473,7 +473,7 @@ class Turn:
                     content=out.content_parts(),
                     tool_calls=calls,
                     step_id=step_id,
-                    metadata={"notice": notice} if notice else {},
+                    metadata=_assistant_metadata(out, notice=notice, streamed=self.stream_tokens),
                 )
             ]
         )
@@ -488,6 +488,15 @@ class Turn:
             return await self.batches.run(assistant, decisions)
         except BatchCancelled:
             raise _Finish(StopReason.CANCELLED) from None
+
+
+def _assistant_metadata(out: StepOutput, *, notice: str | None, streamed: bool) -> dict[str, Any]:
+    """An assistant row's metadata: the step's notice, and how long it reasoned when that was streamed
+    (a non-streamed answer arrives whole, so its reasoning has no duration of its own)."""
+    metadata: dict[str, Any] = {"notice": notice} if notice else {}
+    if streamed and out.reasoning_ms is not None:
+        metadata["reasoning_ms"] = out.reasoning_ms
+    return metadata
 
 
 def _ms_since(started: float) -> int:

@@ -30,7 +30,10 @@ const ui = {
   stop: $("stop"),
   hint: $("composer-hint"),
 };
-const transcript = new Transcript($("rows"), ui.scroller);
+const transcript = new Transcript($("rows"), ui.scroller, {
+  names: { agent: config.agentName, userEmail: config.userEmail },
+  typing: $("typing"),
+});
 const approval = new ChatApprovals({
   rowsBox: $("rows"),
   scroller: ui.scroller,
@@ -70,7 +73,11 @@ const state = {
   notice: null, // the last error frame's text, until the next request
   dismissed: null, // the banner text the person closed, kept hidden until the next request
   noteAfterDecision: false, // send the composer's text when the run answering an approval ends
+  awaitingToken: false, // a run was asked for and nothing of its answer arrived yet: the typing indicator shows
 };
+
+// Frames that start a run: from each until the run's first token, the agent is shown typing.
+const STARTS_RUN = new Set(["send", "regenerate", "retry", "continue", "approve"]);
 
 // --- runs ----------------------------------------------------------------------------------------
 
@@ -111,6 +118,7 @@ function applyPayload(payload) {
   const gap = known.lastSeq !== null && payload.seq_from > known.lastSeq + 1;
   known.lastSeq = payload.seq;
 
+  if (payload.type !== "message" || payload.row.role === "assistant") state.awaitingToken = false; // a token, an answer or the end
   if (payload.type === "run_finished") {
     known.state = finishedRun(payload);
     state.latestRun = known.state;
@@ -139,6 +147,7 @@ function applySync(sync) {
   transcript.learnCalls(sync.rows);
   transcript.keepBottom(() => sync.rows.forEach((entry) => transcript.upsertRow(entry)));
   if (sync.run) state.latestRun = rememberRun(sync.run);
+  if (!state.latestRun?.active && state.waiting === null) state.awaitingToken = false;
   state.pendingApproval = sync.pending_approval;
   placeUsages(Object.keys(sync.runs ?? {}));
   if (sync.has_more) {
@@ -191,6 +200,8 @@ function updateControls() {
   ui.retry.disabled = ui.continue.disabled = waiting;
 
   approval.render(request);
+  transcript.setTyping(state.awaitingToken);
+  transcript.markLastAnswer(state.synced && !active && !pending.length && !waiting && !sending);
   if (ui.suggestions) ui.suggestions.hidden = active || sending || transcript.hasConversation();
 }
 
@@ -210,6 +221,7 @@ function request(frame) {
     return false;
   }
   state.waiting = frame.type;
+  if (STARTS_RUN.has(frame.type)) state.awaitingToken = true;
   state.notice = null;
   state.dismissed = null;
   updateControls();
@@ -229,6 +241,7 @@ function onAccepted(reply) {
 function onError(reply) {
   const was = state.waiting;
   state.waiting = null;
+  state.awaitingToken = false;
   if (reply.request === "send" || was === "send") {
     const [text] = transcript.dropPendingSends();
     if (text && !ui.message.value) ui.message.value = text;
@@ -267,6 +280,7 @@ function connect() {
   socket.addEventListener("close", (event) => {
     state.socket = null;
     state.waiting = null;
+    if (!state.latestRun?.active) state.awaitingToken = false;
     approval.setBusy(false);
     if (CLOSE_FOR_GOOD.has(event.code)) {
       ui.connection.dataset.state = "closed";
@@ -344,6 +358,9 @@ ui.message.addEventListener("keydown", (event) => {
 ui.stop.addEventListener("click", () => request({ type: "cancel" }));
 ui.retry.addEventListener("click", () => request({ type: "retry" }));
 ui.continue.addEventListener("click", () => request({ type: "continue" }));
+transcript.onRegenerate = () => {
+  if (request({ type: "regenerate" })) ui.message.focus({ preventScroll: true });
+};
 ui.loadOlder.addEventListener("click", loadOlder);
 $("banner-close").addEventListener("click", () => {
   state.dismissed = ui.bannerText.textContent;
@@ -367,6 +384,8 @@ async function start() {
     applyPage(page);
     memory.load(page);
     if (page.run) state.latestRun = rememberRun(page.run);
+    // A run still starting when the page opened: typing until its first token arrives.
+    state.awaitingToken = Boolean(page.run?.active) && page.rows.at(-1)?.row.role !== "assistant";
     state.pendingApproval = page.pending_approval;
   } catch (error) {
     state.notice = error.message;

@@ -85,7 +85,8 @@ def test_a_person_logs_in_creates_an_agent_with_an_approval_gated_tool_and_gets_
     final = last_reply(page).inner_text()
     assert partial != final and final.startswith(partial.rstrip("▍").strip()[:10])
     assert "I am the demo model" in final
-    expect(page.locator("article.role-assistant details.reasoning summary").last).to_have_text("Reasoning")
+    expect(page.locator("article.role-assistant details.reasoning summary").last).to_have_text(re.compile("^Thought"))
+    page.locator("article.role-assistant").last.get_by_role("button", name="Usage details").click()
     expect(page.locator("article.role-assistant .usage").last).to_contain_text("tokens")
     agent_id = page.url.rstrip("/").rsplit("/", 1)[-1]
     with chat_server.api() as api:
@@ -373,7 +374,7 @@ def test_history_pages_upward_when_scrolled_to_the_top(page: Page, chat_server: 
 
     expect(page.locator("#history-start")).to_be_visible()
     expect(page.locator("#rows article[data-seq]")).to_have_count(71)
-    expect(page.locator(".notice", has_text="Conversation started")).to_have_count(1)
+    expect(page.get_by_text(re.compile("Start of the conversation|Conversation started"))).to_have_count(1)
 
 
 def test_the_tool_page_previews_the_derived_schema_and_points_at_the_faulty_line(page: Page, chat_server: ChatServer):

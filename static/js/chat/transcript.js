@@ -59,10 +59,70 @@ function usageText(usage) {
   return `${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion = ${usage.total_tokens} tokens${steps}${estimated}`;
 }
 
+// --- calm transcript: who wrote a row, when, and its quiet actions ------------------------------
+
+const SHORT_TIME = new Intl.DateTimeFormat(undefined, { hour: "numeric", minute: "2-digit" });
+const SHORT_DATE_TIME = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+const LONG_DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "medium" });
+// Rows of one speaker further apart than this start a new group (a name line of their own).
+const GROUP_GAP_MS = 10 * 60 * 1000;
+const COPIED_MS = 1500;
+
+/** A row's time as a quiet `<time>`: short text, the full local date-time as its tooltip. */
+function timeElement(date) {
+  const today = date.toDateString() === new Date().toDateString();
+  return h("time", {
+    className: "msg-time",
+    dateTime: date.toISOString(),
+    title: LONG_DATE_TIME.format(date),
+    text: (today ? SHORT_TIME : SHORT_DATE_TIME).format(date),
+  });
+}
+
+/** "Thought for 3 s" from a measured duration; without one, no figure at all. */
+export function thoughtLabel(ms) {
+  if (typeof ms !== "number") return "Thought";
+  if (ms < 1000) return "Thought for less than a second";
+  return `Thought for ${Math.round(ms / 1000)} s`;
+}
+
+function assistantText(entry) {
+  return entry.messages
+    .filter((m) => m.message_type === "assistant_message")
+    .map((m) => m.content)
+    .join("\n\n");
+}
+
+function userText(message) {
+  return typeof message.content === "string" ? message.content : message.content.map((p) => p.text ?? "").join("\n");
+}
+
+function copyButton(getText) {
+  const button = h("button", { type: "button", className: "msg-action msg-copy", text: "Copy", title: "Copy the message" });
+  let timer = null;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(getText());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    clearTimeout(timer);
+    timer = setTimeout(() => (button.textContent = "Copy"), COPIED_MS);
+  });
+  return button;
+}
+
 export class Transcript {
-  constructor(rows, scroller) {
+  /** `names`: {agent, userEmail}: the agent's name, and whose rows read "You". */
+  constructor(rows, scroller, { names = {}, typing = null } = {}) {
     this.rowsBox = rows;
     this.scroller = scroller;
+    this.names = names;
+    this.typing = typing;
+    this.onRegenerate = null; // set by the page: asks the server for a new answer to the last input
+    this.thoughtMs = new Map(); // message id -> reasoning time measured live (until the stored row says)
+    this.regroupQueued = false;
     this.rows = new Map(); // seq -> {row, messages, element}
     this.rowIds = new Set();
     this.previews = new Map(); // message id -> streaming assistant message
@@ -153,15 +213,16 @@ export class Transcript {
   renderMessage(message, entry) {
     switch (message.message_type) {
       case "user_message": {
-        if (entry.row.kind === "login_notice") return h("p", { className: "notice muted", text: "Conversation started" });
+        if (entry.row.kind === "login_notice") return null; // the page has one start marker: #history-start
         if (entry.row.kind === "summary") return summaryNotice(message);
-        const text = typeof message.content === "string" ? message.content : message.content.map((p) => p.text ?? "").join("\n");
-        return h("div", { className: "bubble user", text });
+        return h("div", { className: "bubble user", text: userText(message) });
       }
-      case "reasoning_message":
-        return h("details", { className: "reasoning" }, h("summary", { text: "Reasoning" }), h("div", { className: "reasoning-text", text: message.reasoning }));
+      case "reasoning_message": {
+        const ms = entry.row.reasoning_ms ?? this.thoughtMs.get(entry.row.id);
+        return h("details", { className: "reasoning" }, h("summary", { text: thoughtLabel(ms) }), h("div", { className: "reasoning-text", text: message.reasoning }));
+      }
       case "hidden_reasoning_message":
-        return h("details", { className: "reasoning" }, h("summary", { text: "Reasoning (hidden by the provider)" }));
+        return h("details", { className: "reasoning" }, h("summary", { text: `${thoughtLabel(entry.row.reasoning_ms)} (hidden by the provider)` }));
       case "assistant_message":
         return h("div", { className: "bubble assistant markdown" }, renderMarkdown(message.content));
       case "tool_call_message":
@@ -219,7 +280,85 @@ export class Transcript {
       if (node) element.append(node);
     }
     if (!element.childElementCount) element.hidden = true; // a tool row shows inside the cards it answers
+    else this.dress(element, entry);
     return element;
+  }
+
+  /** Who speaks in a row: `{key, name}`; `null` for notices; `undefined` for rows that belong to the turn around them. */
+  speakerOf(entry) {
+    const { role, kind, sender } = entry.row;
+    if (kind !== "message") return null;
+    if (role === "assistant") return { key: "agent", name: this.names.agent || "Agent" };
+    if (role === "user" || role === "approval") return this.sender(sender);
+    return undefined;
+  }
+
+  sender(sender) {
+    if (sender?.user && sender.user !== this.names.userEmail) return { key: `user:${sender.user}`, name: sender.user };
+    if (!sender?.user && sender?.api_key) return { key: `key:${sender.api_key}`, name: `API key ${sender.api_key}…` };
+    return { key: "me", name: "You" };
+  }
+
+  /** A name line with a quiet time above the row, and its actions (copy) below. */
+  dress(element, entry) {
+    const speaker = this.speakerOf(entry);
+    if (speaker === undefined) {
+      element.dataset.within = "";
+      return;
+    }
+    if (speaker === null) return;
+    const date = entry.row.created_at ? new Date(entry.row.created_at) : null;
+    element.dataset.speaker = speaker.key;
+    if (date) {
+      element.dataset.time = String(date.getTime());
+      element.title = LONG_DATE_TIME.format(date);
+    }
+    element.prepend(h("header", { className: "msg-meta" }, h("span", { className: "msg-who", text: speaker.name }), date ? timeElement(date) : null));
+    const text = entry.row.role === "assistant" ? assistantText(entry) : entry.row.role === "user" ? userText(entry.messages[0]) : "";
+    if (text) this.actionsOf(element).append(copyButton(() => text));
+  }
+
+  actionsOf(element) {
+    return element.querySelector(":scope > .msg-actions") ?? element.appendChild(h("div", { className: "msg-actions" }));
+  }
+
+  /** Consecutive rows of one speaker share the first one's name line (the others keep theirs for screen readers). */
+  regroup() {
+    if (this.regroupQueued) return;
+    this.regroupQueued = true;
+    queueMicrotask(() => {
+      this.regroupQueued = false;
+      let previous = null;
+      for (const element of this.rowsBox.children) {
+        if (element.hidden || element.dataset.within !== undefined) continue;
+        const speaker = element.dataset.speaker;
+        if (!speaker) {
+          previous = null;
+          continue;
+        }
+        const time = Number(element.dataset.time ?? NaN);
+        const close = !(time - previous?.time > GROUP_GAP_MS);
+        element.classList.toggle("continued", previous?.speaker === speaker && close);
+        previous = { speaker, time: Number.isNaN(time) ? previous?.time : time };
+      }
+    });
+  }
+
+  /** The Regenerate action on the last answer, when the conversation ends with one and `enabled`. */
+  markLastAnswer(enabled) {
+    const last = [...this.rowsBox.querySelectorAll("article[data-speaker]:not([hidden])")].pop();
+    const target = enabled && last?.dataset.speaker === "agent" && last.dataset.seq !== undefined ? last.querySelector(":scope > .msg-actions") : null;
+    for (const button of this.rowsBox.querySelectorAll(".msg-regenerate")) if (button.parentElement !== target) button.remove();
+    if (!target || target.querySelector(".msg-regenerate")) return;
+    const button = h("button", { type: "button", className: "msg-action msg-regenerate", text: "Regenerate", title: "Answer the last message again" });
+    button.addEventListener("click", () => this.onRegenerate?.());
+    target.append(button);
+  }
+
+  /** The typing indicator, from a send until the first token (or the run's end). */
+  setTyping(on) {
+    if (!this.typing || this.typing.hidden === !on) return;
+    this.keepBottom(() => (this.typing.hidden = !on));
   }
 
   insertRowElement(seq, element) {
@@ -247,6 +386,7 @@ export class Transcript {
       this.pendingSends.delete(otid);
     }
     if (becomesOldest) this.oldestId = id;
+    this.regroup();
   }
 
   /** Rows rendered before the calls they name were loaded, rendered again. */
@@ -271,8 +411,20 @@ export class Transcript {
     if (!run || run.active || !run.usage?.total_tokens) return;
     const last = [...this.rowsBox.querySelectorAll(`article[data-run="${CSS.escape(runId)}"]`)].filter((el) => !el.hidden).pop();
     if (!last) return;
-    const usage = this.rowsBox.querySelector(`.usage[data-run="${CSS.escape(runId)}"]`) ?? h("p", { className: "usage muted", dataset: { run: runId } });
+    const id = `usage-${runId}`;
+    const usage = document.getElementById(id) ?? h("p", { className: "usage muted", id, hidden: true, dataset: { run: runId } });
     usage.textContent = usageText(run.usage);
+    let toggle = this.rowsBox.querySelector(`.msg-info[aria-controls="${CSS.escape(id)}"]`);
+    if (!toggle) {
+      toggle = h("button", { type: "button", className: "msg-action msg-info", "aria-expanded": "false", "aria-controls": id, "aria-label": "Usage details", title: "Usage details", text: "i" });
+      toggle.addEventListener("click", () => {
+        usage.hidden = !usage.hidden;
+        toggle.setAttribute("aria-expanded", String(!usage.hidden));
+        if (!usage.hidden) usage.scrollIntoView({ block: "nearest" });
+      });
+    }
+    toggle.setAttribute("aria-expanded", String(!usage.hidden));
+    this.actionsOf(last).prepend(toggle);
     last.append(usage);
   }
 
@@ -288,15 +440,21 @@ export class Transcript {
   // --- what is not stored yet ----------------------------------------------------------------
 
   addPendingSend(otid, text) {
-    const placeholder = h("article", { className: "row role-user pending", dataset: { preview: otid } }, h("div", { className: "bubble user", text }));
+    const placeholder = h(
+      "article",
+      { className: "row role-user pending", dataset: { preview: otid, speaker: "me", time: String(Date.now()) } },
+      h("header", { className: "msg-meta" }, h("span", { className: "msg-who", text: "You" })),
+      h("div", { className: "bubble user", text }),
+    );
     this.pendingSends.set(otid, placeholder);
     this.rowsBox.append(placeholder);
+    this.regroup();
     this.scrollToEnd();
   }
 
   /** Forget the messages the server refused; their texts, to give back to the composer. */
   dropPendingSends() {
-    const texts = [...this.pendingSends.values()].map((placeholder) => placeholder.textContent);
+    const texts = [...this.pendingSends.values()].map((placeholder) => placeholder.querySelector(".bubble").textContent);
     for (const placeholder of this.pendingSends.values()) placeholder.remove();
     this.pendingSends.clear();
     return texts;
@@ -306,25 +464,51 @@ export class Transcript {
     let p = this.previews.get(messageId);
     if (p) return p;
     const reasoningText = h("div", { className: "reasoning-text" });
-    const reasoning = h("details", { className: "reasoning", open: true, hidden: true }, h("summary", { text: "Reasoning" }), reasoningText);
+    const reasoningLabel = h("summary", { text: "Thinking…" });
+    const reasoning = h("details", { className: "reasoning", hidden: true }, reasoningLabel, reasoningText);
     const text = h("div", { className: "bubble assistant markdown", hidden: true });
     const cards = h("div", { className: "tool-cards" });
-    const element = h("article", { className: "row role-assistant streaming", dataset: { preview: messageId }, "aria-busy": "true" }, reasoning, text, cards);
+    const meta = h("header", { className: "msg-meta" }, h("span", { className: "msg-who", text: this.names.agent || "Agent" }));
+    const element = h(
+      "article",
+      { className: "row role-assistant streaming", dataset: { preview: messageId, speaker: "agent", time: String(Date.now()) }, "aria-busy": "true" },
+      meta,
+      reasoning,
+      text,
+      cards,
+    );
     this.rowsBox.append(element);
+    this.regroup();
     const markdown = new MarkdownStream(text, { wrap: (render) => this.keepBottom(render) });
-    p = { element, reasoning, reasoningText, text, cards, markdown, calls: new Map() };
+    p = { element, reasoning, reasoningLabel, reasoningText, text, cards, markdown, calls: new Map(), thinking: null };
     this.previews.set(messageId, p);
     return p;
+  }
+
+  /** The reasoning stopped growing (text or a call began): its line says how long it took. */
+  endThinking(p, messageId) {
+    if (!p.thinking || p.thinking.done) return;
+    p.thinking.done = true;
+    const ms = p.thinking.last - p.thinking.first;
+    this.thoughtMs.set(messageId, ms);
+    p.reasoningLabel.textContent = thoughtLabel(ms);
   }
 
   /** A token delta: reasoning and text grow live; tool calls appear as cards as their arguments stream. */
   applyDelta(payload) {
     if (this.rowIds.has(payload.message_id)) return; // the stored row already replaced its preview
+    this.setTyping(false);
     const p = this.preview(payload.message_id);
     if (payload.type === "reasoning_delta") {
+      const now = performance.now();
+      p.thinking ??= { first: now, last: now, done: false };
+      p.thinking.last = now;
       p.reasoning.hidden = false;
       p.reasoningText.append(payload.text ?? "");
-    } else if (payload.type === "text_delta") {
+      return;
+    }
+    this.endThinking(p, payload.message_id);
+    if (payload.type === "text_delta") {
       p.text.hidden = false;
       p.markdown.append(payload.text);
     } else if (payload.type === "tool_call_delta") {
@@ -343,7 +527,9 @@ export class Transcript {
 
   /** The run ended: previews that never became rows stay as they were, marked when cut off. */
   finishPreviews(stopReason) {
-    for (const p of this.previews.values()) {
+    this.setTyping(false);
+    for (const [messageId, p] of this.previews) {
+      this.endThinking(p, messageId);
       p.element.classList.remove("streaming");
       p.element.removeAttribute("aria-busy");
       if (stopReason === "cancelled") p.element.append(h("p", { className: "notice muted", text: "Stopped before this message was finished; it was not saved." }));
