@@ -136,9 +136,10 @@ def started_stack(
         scratch_database(folder) as database_url,
         process_stack(folder, database_url=database_url, redis_url=redis, extra_env=extra_env) as stack,
     ):
-        for index in range(1, web + 1):
-            stack.add_web(f"web-{index}")
-        stack.add_workers(*(f"worker-{index}" for index in range(1, workers + 1)))
+        stack.start(
+            webs=tuple(f"web-{index}" for index in range(1, web + 1)),
+            workers=tuple(f"worker-{index}" for index in range(1, workers + 1)),
+        )
         yield stack
 
 

@@ -32,12 +32,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessStack]:
     if not services_configured():
         pytest.skip(NEEDS_SERVICES)
     folder = tmp_path_factory.mktemp("crossprocess")
-    extra_env = {"DEMO_TOKEN_DELAY": "0.08", "AGENT_TURN_LOCK_SECONDS": "2"}
+    extra_env = {"DEMO_TOKEN_DELAY": "0.1", "AGENT_TURN_LOCK_SECONDS": "2"}
     with (
         scratch_database(folder) as database_url,
         process_stack(folder, database_url=database_url, redis_url=redis_test_url(), extra_env=extra_env) as started,
     ):
-        for name in ("web-1", "web-2"):
-            started.add_web(name)
-        started.add_workers("worker-1", "worker-2")
+        started.start(webs=("web-1", "web-2"), workers=("worker-1", "worker-2"))
         yield started

@@ -1,7 +1,7 @@
 """Several web processes and Celery workers on one Postgres and one Redis, as production runs them.
 
 ``ProcessStack`` migrates and seeds one database, then starts Daphne processes
-(``add_web``) and Celery workers (``add_worker``) that share it, the Redis channel
+and Celery workers (``start``; one Celery run at a time each) that share it, the Redis channel
 layer and one Celery queue; any of them can be killed (SIGKILL) or stopped and
 started again. The cross-process tests drive it, and ``benchmarks/multiprocess.py``
 puts nginx in front of it.
@@ -87,12 +87,32 @@ class ProcessStack:
         )
         return ChatServer(server=server, demo_agent_id=self.demo_agent_id, demo_api_key=self.api_key)
 
-    # --- web processes ---------------------------------------------------------------------
+    def start(self, *, webs: tuple[str, ...] = (), workers: tuple[str, ...] = ()) -> None:
+        """Start web processes ``webs`` and workers ``workers`` side by side; return once all are ready."""
+        started = [self._start_web(name) for name in webs] + [self._start_worker(name) for name in workers]
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        for process in started:
+            while not self._ready(process):
+                if not process.alive or time.monotonic() > deadline:
+                    raise RuntimeError(f"{process.name} did not start:\n{process.log()}")
+                time.sleep(0.2)
 
-    def add_web(self, name: str, *, port: int | None = None) -> StackProcess:
+    def add_web(self, name: str) -> StackProcess:
         """Start (or start again, on the same port) Daphne process ``name``; return once it answers."""
+        self.start(webs=(name,))
+        return self.webs[name]
+
+    @staticmethod
+    def _ready(process: StackProcess) -> bool:
+        if not process.url:
+            return " ready." in process.log()
+        with contextlib.suppress(httpx.HTTPError):
+            return httpx.get(f"{process.url}/v1/health/", timeout=2).status_code == 200
+        return False
+
+    def _start_web(self, name: str) -> StackProcess:
         previous = self.webs.get(name)
-        port = port or (int(previous.url.rsplit(":", 1)[1]) if previous else free_port())
+        port = int(previous.url.rsplit(":", 1)[1]) if previous else free_port()
         log_path = self.folder / f"{name}.log"
         daphne = Path(sys.executable).with_name("daphne")
         with log_path.open("ab") as log:
@@ -105,27 +125,7 @@ class ProcessStack:
             )
         web = StackProcess(name=name, process=process, log_path=log_path, url=f"http://127.0.0.1:{port}")
         self.webs[name] = web
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            if not web.alive or time.monotonic() > deadline:
-                raise RuntimeError(f"Web process {name} did not start:\n{web.log()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{web.url}/v1/health/", timeout=2).status_code == 200:
-                    return web
-            time.sleep(0.2)
-
-    # --- workers ---------------------------------------------------------------------------
-
-    def add_workers(self, *names: str) -> list[StackProcess]:
-        """Start Celery workers ``names`` (one run at a time each) on the stack's queue; return once all are ready."""
-        started = [self._start_worker(name) for name in names]
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        for worker in started:
-            while " ready." not in worker.log():
-                if not worker.alive or time.monotonic() > deadline:
-                    raise RuntimeError(f"Worker {worker.name} did not start:\n{worker.log()}")
-                time.sleep(0.2)
-        return started
+        return web
 
     def _start_worker(self, name: str) -> StackProcess:
         log_path = self.folder / f"{name}.log"

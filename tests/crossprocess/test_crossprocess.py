@@ -121,7 +121,7 @@ async def test_a_cancel_through_web_2_stops_a_run_executing_on_worker_1(stack: P
     assert frames[-1]["stop_reason"] == "cancelled"
     assert run_status(web_1, run_id)["status"] == "cancelled"
     streamed = "".join(f["text"] for f in tab.frames if f["type"] == "text_delta" and f["run_id"] == run_id)
-    assert "please " * 25 not in streamed  # it stopped before the story was told
+    assert "Try: " not in streamed  # the demo reply's last sentence never came: it stopped mid-reply
 
 
 async def test_an_approval_answered_on_web_1_resumes_a_run_whose_request_came_through_web_2(stack: ProcessStack):
