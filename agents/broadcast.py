@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
 from agents.engine.events import (
@@ -81,7 +81,7 @@ async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
         return
     await layer.group_send(agent_group(agent_id), {"type": "agent.events", "events": payloads})
     if any(_changes_approvals(payload) for payload in payloads):
-        organization_id = await database_sync_to_async(_organization_of)(agent_id)
+        organization_id = await sync_to_async(_organization_of)(agent_id)
         if organization_id is not None:
             await layer.group_send(
                 approvals_group(organization_id),

@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 
@@ -130,6 +130,22 @@ class ChatServer:
             if not page["has_more"]:
                 return rows
             before = page["rows"][0]["row"]["id"]
+
+    def sign_up(self, page: Page, *, email: str, name: str, organization: str) -> None:
+        """Sign a new person up in the browser and follow the confirmation link the server mailed
+        (the console backend prints it to the server's log); ends on the new organization's home."""
+        page.goto(f"{self.url}/accounts/signup/")
+        page.get_by_label("Email").fill(email)
+        page.get_by_label("Name:", exact=True).fill(name)
+        page.get_by_label("Password").fill("a-long-and-unusual-passphrase")
+        page.get_by_label("Organization name").fill(organization)
+        page.get_by_role("button", name="Sign up").click()
+        expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+        links = re.findall(r"http://\S+/accounts/signup/confirm/\S+/", self.server.log())
+        assert links, "no confirmation link in the server's log"
+        page.goto(links[-1])
+        page.get_by_role("button", name="Create my account").click()
+        page.wait_for_url(f"{self.url}/")
 
     def login(self) -> httpx.Client:
         """An HTTP session logged in as the demo user."""

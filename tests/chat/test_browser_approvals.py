@@ -331,12 +331,9 @@ def test_an_expired_approval_becomes_a_denial_and_the_agent_answers(page: Page, 
 
 
 def sign_up(page: Page, chat_server: ChatServer, organization: str) -> None:
-    page.goto(f"{chat_server.url}/accounts/signup/")
-    page.get_by_label("Email").fill(f"{uuid.uuid4().hex[:10]}@example.com")
-    page.get_by_label("Name:", exact=True).fill("Inbox reader")
-    page.get_by_label("Password").fill("a-long-and-unusual-passphrase")
-    page.get_by_label("Organization name").fill(organization)
-    page.get_by_role("button", name="Sign up").click()
+    chat_server.sign_up(
+        page, email=f"{uuid.uuid4().hex[:10]}@example.com", name="Inbox reader", organization=organization
+    )
     expect(page.get_by_role("link", name="Chat with Starter agent")).to_be_visible()
 
 

@@ -206,16 +206,7 @@ def test_a_brand_new_organization_sees_an_approval_from_its_starter_agent_at_onc
     anonymous_page: Page, chat_server: ChatServer
 ):
     page = anonymous_page
-    page.goto(f"{chat_server.url}/accounts/signup/")
-    page.get_by_label("Email").fill("newcomer@example.com")
-    page.get_by_label("Name:", exact=True).fill("Newcomer")
-    page.get_by_label("Password").fill("a-long-and-unusual-passphrase")
-    page.get_by_label("Organization name").fill("Newcomer Inc")
-    page.get_by_role("button", name="Sign up").click()
-    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
-    link = re.findall(r"http://\S+/accounts/signup/confirm/\S+/", chat_server.server.log())[-1]
-    page.goto(link)
-    page.get_by_role("button", name="Create my account").click()
+    chat_server.sign_up(page, email="newcomer@example.com", name="Newcomer", organization="Newcomer Inc")
 
     page.get_by_role("link", name="Chat with Starter agent").click()
     expect(page.locator("#connection")).to_have_text("Live")
