@@ -295,7 +295,8 @@ def test_an_invalid_condition_is_refused_when_it_is_set(demo_agent, condition, p
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_decision_from_the_chat_records_the_person_and_the_chat(cast, demo_agent):
+def test_a_decision_from_the_chat_records_the_person_and_the_chat(cast, demo_agent, settings):
+    settings.RUN_EXECUTOR = "inprocess"  # the chat's run executes here, not on a Celery worker
     alice_api = api_client(cast.org_a, cast.alice)
     call_id = pending_call_id(send(alice_api, demo_agent, "call get_secret_code with input_text=hi"))
 
