@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.chat.conftest import ARTIFACTS
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator
 
@@ -22,7 +24,8 @@ AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 SIZES = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
-SCREENS = Path("/work/screens/approvals")
+# Screenshots of the cards and the inbox for reviews (test-artifacts/ is ignored by git).
+SCREENS = ARTIFACTS / "screens" / "approvals"
 
 TWENTY_TURNS = (
     "from agents.models import Agent, Message; a = Agent.objects.get(pk='AGENT_PK'); "
