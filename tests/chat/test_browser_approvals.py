@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.api.polling import poll
 from tests.chat.conftest import ARTIFACTS
 
 if TYPE_CHECKING:
@@ -154,6 +155,21 @@ def test_after_twenty_earlier_turns_a_new_approval_is_on_screen_and_answered_in_
     expect(last_reply(page)).to_contain_text("the secret code is SECRET-")
     expect(cards(page)).to_have_count(0)
     assert approval_items(page, agent_id)[0]["approve"] is True
+
+
+def test_a_pending_card_stays_on_screen_when_the_window_narrows_to_a_phone(page: Page, chat_server: ChatServer):
+    page.set_viewport_size(DESKTOP)
+    agent_id = chat_server.new_agent("narrowing window")
+    chat_server.server.manage("shell", "-c", TWENTY_TURNS.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+    open_chat(page, chat_server, agent_id)
+    send(page, 'call get_secret_code with input_text="turned"')
+    approve = cards(page).first.get_by_role("button", name="Approve", exact=True)
+    expect(approve).to_be_focused()
+
+    page.set_viewport_size(PHONE)
+
+    poll(lambda: on_screen(page, approve), bool, timeout=5)
+    assert on_screen(page, cards(page).first.get_by_role("button", name="Deny", exact=True))
 
 
 def test_a_note_typed_while_an_approval_waits_is_sent_after_the_decision(page: Page, chat_server: ChatServer):

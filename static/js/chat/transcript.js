@@ -132,12 +132,21 @@ export class Transcript {
     this.decisions = new Map(); // tool_call_id -> approval decision (shown in its card, above the result)
     this.pendingSends = new Map(); // otid -> placeholder of a message not stored yet
     this.oldestId = null;
+    // A reader at the end stays there when the view changes size (a phone turned, a window
+    // narrowed, the keyboard opening): the newest row, often an approval card, stays in sight.
+    this.atEnd = true;
+    scroller.addEventListener("scroll", () => { this.atEnd = this.nearEnd(); }, { passive: true });
+    new ResizeObserver(() => { if (this.atEnd) this.scrollToEnd(); }).observe(scroller);
+  }
+
+  nearEnd() {
+    const s = this.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight < NEAR_BOTTOM_PX;
   }
 
   /** Run `action`; if the reader was at the bottom, keep them there. */
   keepBottom(action) {
-    const s = this.scroller;
-    const stick = s.scrollHeight - s.scrollTop - s.clientHeight < NEAR_BOTTOM_PX;
+    const stick = this.nearEnd();
     action();
     if (stick) this.scrollToEnd();
   }
