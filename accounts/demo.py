@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from accounts.models import API_KEY_PREFIX, ApiKey, Membership, Organization, Role, User, hash_api_key
 from agents.models import Agent
+from agents.services import agent_create
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
 
@@ -114,9 +115,6 @@ def demo_seed(*, password: str = DEMO_PASSWORD, staff: bool = False) -> DemoSeed
             api_key.revoked_at = None
             api_key.save(update_fields=["revoked_at"])
 
-        agent, _ = Agent.objects.get_or_create(
-            organization=organization, name=DEMO_AGENT_NAME, defaults={"model": DEMO_MODEL, "created_by": user}
-        )
         tools = [
             tool_upsert_from_source(organization=organization, source_code=ROLL_DICE_SOURCE, created_by=user),
             tool_upsert_from_source(
@@ -126,6 +124,10 @@ def demo_seed(*, password: str = DEMO_PASSWORD, staff: bool = False) -> DemoSeed
                 default_requires_approval=True,
             ),
         ]
+        # Created like any agent (its memory blocks, its first rows); an existing one keeps its history.
+        agent = Agent.objects.for_org(organization).filter(name=DEMO_AGENT_NAME).first() or agent_create(
+            organization=organization, created_by=user, name=DEMO_AGENT_NAME, model=DEMO_MODEL
+        )
         for tool in tools:
             AgentTool.objects.get_or_create(agent=agent, tool=tool)
     return DemoSeed(organization, user, password, raw_key, agent, tools)
