@@ -9,13 +9,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("agentserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-app.conf.update(
-    imports=["agents.sweeper", "agents.approval_expiry"],
-    beat_schedule={
-        "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": 30.0},
-        "expire-pending-approvals": {"task": "agents.approval_expiry.expire_pending_approvals_task", "schedule": 30.0},
-    },
-)
+# The periodic upkeep's schedule is CELERY_BEAT_SCHEDULE in settings (UPKEEP_BEAT_SECONDS).
+app.conf.update(imports=["agents.sweeper", "agents.approval_expiry"])
 
 
 @worker_init.connect

@@ -203,6 +203,15 @@ AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
 RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
 # How often the embedded server (in-process runs, no Celery beat) sweeps runs whose executor died (0: never).
 RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
+# How often Celery beat (deployments with workers) sweeps dead runs and denies expired approvals.
+UPKEEP_BEAT_SECONDS = env.float("UPKEEP_BEAT_SECONDS", default=30)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
+    "expire-pending-approvals": {
+        "task": "agents.approval_expiry.expire_pending_approvals_task",
+        "schedule": UPKEEP_BEAT_SECONDS,
+    },
+}
 # An agent's context is compacted before a request would pass this share of its window (as Letta);
 # the compaction summarizes about this share of the conversation (the oldest part).
 CONTEXT_COMPACTION_THRESHOLD = env.float("CONTEXT_COMPACTION_THRESHOLD", default=0.9)

@@ -198,10 +198,12 @@ class CeleryStack:
     folder: Path
     worker: subprocess.Popen[bytes] | None = None
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
+    def start_worker(self, *, beat: bool = False) -> subprocess.Popen[bytes]:
+        """A worker on the stack's queue; with ``beat``, running Celery beat's schedule too (``-B``)."""
         log = (self.folder / "worker.log").open("ab")
         celery = Path(sys.executable).with_name("celery")
         queue = self.chat.server.env["CELERY_TASK_DEFAULT_QUEUE"]
+        with_beat = ["--beat", "--schedule", str(self.folder / "beat-schedule")] if beat else []
         self.worker = subprocess.Popen(
             [
                 str(celery),
@@ -216,6 +218,7 @@ class CeleryStack:
                 "--without-gossip",
                 "--hostname",
                 f"chat-test-{uuid.uuid4().hex[:8]}@%h",
+                *with_beat,
             ],
             cwd=settings.BASE_DIR,
             env=self.chat.server.env,
@@ -263,6 +266,8 @@ def celery_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CelerySta
         "DEMO_TOKEN_DELAY": "0.05",
         # A short lease, so a run whose worker died is swept within seconds (stale after 2 x 2 s).
         "AGENT_TURN_LOCK_SECONDS": "2",
+        # Beat's upkeep every second, for the worker started with beat.
+        "UPKEEP_BEAT_SECONDS": "1",
     }
     with start_chat_server(folder, extra_env=env) as chat:
         stack = CeleryStack(chat=chat, folder=folder)

@@ -16,6 +16,7 @@ import pytest
 from channels_redis.core import RedisChannelLayer
 
 from agents.broadcast import agent_group
+from tests.api.polling import poll
 from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(180)]
@@ -144,3 +145,48 @@ async def test_a_tab_stays_connected_while_its_agent_is_quiet_for_longer_than_re
         frames = await tab.until(finished)
 
     assert frames[-1]["stop_reason"] == "end_turn"
+
+
+# The request waited five minutes, and its agent allows one (run in the server's manage.py shell).
+EXPIRE = (
+    "import datetime; from django.utils import timezone; from agents.models import Agent, Message; "
+    "a = Agent.objects.get(pk='AGENT_PK'); a.approval_expiry_minutes = 1; a.save(); "
+    "Message.objects.filter(agent=a).update(created_at=timezone.now() - datetime.timedelta(minutes=5))"
+)
+
+
+def test_beat_on_a_worker_denies_an_expired_approval_and_the_worker_runs_the_agents_answer(
+    celery_stack: CeleryStack,
+):
+    chat = celery_stack.chat
+    agent_id = chat.new_agent("expiring on a worker")
+    with chat.api() as api:
+        asked = api.post(
+            f"/v1/agents/{agent_id}/messages",
+            json={"messages": [{"role": "user", "content": "call get_secret_code with input_text=hi"}]},
+        ).raise_for_status()
+        assert asked.json()["stop_reason"]["stop_reason"] == "requires_approval"
+        chat.server.manage("shell", "-c", EXPIRE.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+
+        celery_stack.stop_worker()
+        celery_stack.start_worker(beat=True)
+        try:
+            messages = poll(
+                lambda: api.get(f"/v1/agents/{agent_id}/messages", params={"limit": 50}).raise_for_status().json(),
+                lambda messages: (
+                    messages[-1]["message_type"] == "assistant_message"
+                    and any(m["message_type"] == "approval_response_message" for m in messages)
+                ),
+                timeout=60,
+            )
+            runs = api.get("/v1/runs/", params={"agent_id": agent_id}).raise_for_status().json()
+        finally:
+            celery_stack.stop_worker()
+            celery_stack.start_worker()
+
+    [decision] = [m for m in messages if m["message_type"] == "approval_response_message"]
+    assert (decision["approve"], decision["reason"]) == (False, "Approval expired after 1 minutes")
+    [result] = [m for m in messages if m["message_type"] == "tool_return_message"]
+    assert "Approval expired after 1 minutes" in result["tool_return"]
+    assert sorted(run["status"] for run in runs) == ["completed", "completed"]
+    assert "expire_pending_approvals_task" in celery_stack.worker_log()
