@@ -4,7 +4,7 @@ Reads ``py-spy record --format raw`` (collapsed stacks: ``frame;frame;… count`
 ``--format speedscope`` (JSON). Frames are grouped without their line number, so a
 function counts once however many of its lines were sampled; a frame that appears
 twice in one stack (recursion) counts once for that stack. Percentages are of all
-samples. Prints Markdown::
+samples but those of threads that only wait (``IDLE_LEAVES``; ``--keep-idle`` keeps them). Prints Markdown::
 
     .venv/bin/python benchmarks/flame_summary.py profile.raw [--top 25] [--match agents/]
 
@@ -58,14 +58,30 @@ def _speedscope(document: dict) -> list[tuple[list[str], int]]:
     return [(list(stack), count) for stack, count in stacks.items()]
 
 
-def summarize(stacks: list[tuple[list[str], int]]) -> tuple[int, Counter[str], Counter[str]]:
+# Leaves where a thread waits rather than works: a pool thread for its next item, the event loop
+# for I/O, a lock or a condition. py-spy's own idle detection lets some through.
+IDLE_LEAVES = (
+    "Condition.wait (threading.py)",
+    "EpollSelector.select (selectors.py)",
+    "_worker (concurrent/futures/thread.py)",
+    "Event.wait (threading.py)",
+    "Thread.join (threading.py)",
+)
+
+
+def summarize(
+    stacks: list[tuple[list[str], int]], *, keep_idle: bool = False
+) -> tuple[int, Counter[str], Counter[str]]:
+    """All samples (waits left out unless ``keep_idle``), own time by leaf, cumulative by frame."""
     own: Counter[str] = Counter()
     cumulative: Counter[str] = Counter()
     total = 0
     for stack, count in stacks:
-        total += count
         # py-spy's thread frame (``process 12:"MainThread"``) is no function: leave it out.
         frames = [frame for frame in stack if not frame.startswith(("process ", "thread "))]
+        if not keep_idle and frames and frames[-1] in IDLE_LEAVES:
+            continue
+        total += count
         if frames:
             own[frames[-1]] += count
         for frame in set(frames):
@@ -85,9 +101,10 @@ def main() -> None:
     parser.add_argument("profile", type=Path)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--match", help="also list the cumulative frames whose text contains this")
+    parser.add_argument("--keep-idle", action="store_true", help="count threads waiting (IDLE_LEAVES) too")
     args = parser.parse_args()
-    total, own, cumulative = summarize(read_stacks(args.profile))
-    print(f"{total} samples from {args.profile.name}\n")
+    total, own, cumulative = summarize(read_stacks(args.profile), keep_idle=args.keep_idle)
+    print(f"{total} samples from {args.profile.name}{'' if args.keep_idle else ' (waiting threads left out)'}\n")
     print(table("own time", own, total, args.top) + "\n")
     print(table("cumulative", cumulative, total, args.top) + "\n")
     if args.match:
