@@ -81,17 +81,18 @@ INSTALLED_APPS = [
     "agents",
 ]
 
+# Django's middleware through config.loop_middleware: on the event loop for a request without a session.
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
+    "config.loop_middleware.SecurityMiddleware",
     "config.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.loop_middleware.SessionMiddleware",
+    "config.loop_middleware.CommonMiddleware",
+    "config.loop_middleware.CsrfViewMiddleware",
+    "config.loop_middleware.AuthenticationMiddleware",
     "accounts.middleware.CurrentOrganizationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.csp.ContentSecurityPolicyMiddleware",
+    "config.loop_middleware.MessageMiddleware",
+    "config.loop_middleware.XFrameOptionsMiddleware",
+    "config.loop_middleware.ContentSecurityPolicyMiddleware",
     # Last, as django-axes asks: answers a locked-out login with 429 (see "Security" below).
     "axes.middleware.AxesMiddleware",
 ]
