@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,12 @@ class DjangoConversationStore:
         )
         if taken != 1:
             raise AgentBusyError(str(self.agent_id))
-        return self._context()
+        rows = self._context()
+        if rows:
+            # The window is a suffix of the agent's rows: its last row is the agent's last, and the
+            # lease keeps other turns from adding any, so the next ``seq`` needs no query of its own.
+            self._next_seq = max(row.seq for row in rows) + 1
+        return rows
 
     async def open_turn(self) -> list[MessageSnapshot]:
         rows = await sync_to_async(self._open)()
@@ -181,7 +187,8 @@ class DjangoConversationStore:
             raise
 
     def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[MessageSnapshot]:
-        with transaction.atomic():
+        # One INSERT is atomic by itself; a staged write must commit with the rows, or not at all.
+        with transaction.atomic() if write is not None else contextlib.nullcontext():
             first = self._take_seqs(len(drafts))
             messages = []
             for offset, draft in enumerate(drafts):

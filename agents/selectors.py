@@ -104,12 +104,16 @@ def _with_tools(agents: QuerySet[Agent]) -> QuerySet[Agent]:
     return agents.prefetch_related("agent_tools__tool", "agent_blocks__block")
 
 
-def agent_get(*, organization: Organization | None, agent_id: str) -> Agent:
-    """The agent ``agent_id`` of ``organization`` with its tools, or ``NotFound``."""
+def agent_get(*, organization: Organization | None, agent_id: str, with_tools: bool = True) -> Agent:
+    """The agent ``agent_id`` of ``organization`` (with its tools and blocks prefetched unless
+    ``with_tools`` is false: a turn reads them itself), or ``NotFound``."""
     pk = Agent.parse_public_id(agent_id)
-    agent = _with_tools(Agent.objects.for_org(organization)).filter(pk=pk).first() if pk else None
+    agents = Agent.objects.for_org(organization)
+    agent = (_with_tools(agents) if with_tools else agents).filter(pk=pk).first() if pk else None
     if agent is None:
         raise NotFound("Agent not found")
+    if organization is not None:
+        agent.organization = organization  # the caller's, already loaded: no query when the turn reads it
     return agent
 
 

@@ -1,5 +1,12 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels."""
+"""ASGI entry point: HTTP through Django, WebSockets through Channels.
 
+Once everything is imported and set up, ``gc.freeze()`` moves the objects alive then
+(Django's, the SDKs' and pydantic's: about 360,000) out of the collector's reach, so
+a full collection walks only what requests create: its pause fell from hundreds of
+milliseconds to a few (``benchmarks/gc_probe.py``, ``benchmarks/PROFILE.md``).
+"""
+
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -10,6 +17,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.urls import get_resolver  # noqa: E402
 
 from agents.dispatch import bind_server_loop  # noqa: E402
 from agents.maintenance import in_process_upkeep, maintain_periodically  # noqa: E402
@@ -30,3 +38,9 @@ application = bind_server_loop(
     ),
     on_start=maintain_periodically if in_process_upkeep() else None,
 )
+
+# Import the views (and what they import) now rather than at the first request, then freeze:
+# nothing that startup created is garbage, so no full collection should walk it again.
+get_resolver().url_patterns  # noqa: B018
+gc.collect()
+gc.freeze()

@@ -81,17 +81,18 @@ INSTALLED_APPS = [
     "agents",
 ]
 
+# Django's middleware through config.loop_middleware: on the event loop for a request without a session.
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.loop_middleware.SecurityMiddleware",
+    "config.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
+    "config.loop_middleware.SessionMiddleware",
+    "config.loop_middleware.CommonMiddleware",
+    "config.loop_middleware.CsrfViewMiddleware",
+    "config.loop_middleware.AuthenticationMiddleware",
     "accounts.middleware.CurrentOrganizationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.csp.ContentSecurityPolicyMiddleware",
+    "config.loop_middleware.MessageMiddleware",
+    "config.loop_middleware.XFrameOptionsMiddleware",
+    "config.loop_middleware.ContentSecurityPolicyMiddleware",
     # Last, as django-axes asks: answers a locked-out login with 429 (see "Security" below).
     "axes.middleware.AxesMiddleware",
 ]
@@ -179,7 +180,13 @@ if REDIS_URL:
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 1500, "expiry": 30},
         }
     }
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"pool_class": "config.cache.SharedConnectionPool"},  # not one per request thread
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -9,8 +9,12 @@ generic ``get_object`` / ``get_queryset`` hooks.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse, HttpResponseBase
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import organization_of
@@ -18,6 +22,7 @@ from agents import selectors
 from agents.errors import ValidationFailed
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest
     from rest_framework.request import Request
 
     from accounts.models import Organization, User
@@ -96,8 +101,9 @@ class OrgScopedAPIView(APIView):
         user = getattr(self.request, "user", None)
         return user if user is not None and user.is_authenticated else None
 
-    def get_agent(self, agent_id: str) -> Agent:
-        return selectors.agent_get(organization=self.organization, agent_id=agent_id)
+    def get_agent(self, agent_id: str, *, with_tools: bool = True) -> Agent:
+        """The organization's agent ``agent_id``; ``with_tools=False`` skips prefetching its tools and blocks."""
+        return selectors.agent_get(organization=self.organization, agent_id=agent_id, with_tools=with_tools)
 
     def get_tool(self, tool_id: str) -> Tool:
         return selectors.tool_get(organization=self.organization, tool_id=tool_id)
@@ -165,3 +171,72 @@ class OrgScopedAPIView(APIView):
                 )
             return bool(data[name])
         return self.query_bool(name, default=default, required=required)
+
+
+Later = Callable[[], Awaitable[HttpResponseBase]]
+"""What an ``OrgScopedAsyncAPIView`` handler returns for work that runs on the event loop."""
+
+
+class OrgScopedAsyncAPIView(OrgScopedAPIView):
+    """An async view with DRF's whole request cycle, entering the event loop's work once.
+
+    ``dispatch`` runs DRF's own cycle (parsing, authentication, permissions, throttling,
+    ``initial``, the handler, the exception handler) in one hop to the request's thread,
+    as a sync view would. A handler may return a response, or a ``Later``: a coroutine
+    function the view then awaits on the event loop (a turn executes there, with no
+    ``async_to_sync`` round trip). Its response is finalized there and, for a DRF
+    ``Response``, rendered there too; an exception it raises goes through the same
+    exception handler as any other, back in the request's thread.
+    """
+
+    view_is_async = True
+
+    async def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:  # type: ignore[override]
+        prepared = await sync_to_async(self._dispatch_in_thread)(request, *args, **kwargs)
+        if isinstance(prepared, HttpResponseBase):
+            return prepared
+        try:
+            response = await prepared()
+        except Exception as exc:
+            return await sync_to_async(self._error_response)(exc)
+        finalized = self.finalize_response(self.request, response, *args, **kwargs)  # type: ignore[arg-type]
+        self.response = finalized
+        return _rendered(finalized)
+
+    def _dispatch_in_thread(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase | Later:
+        """``APIView.dispatch``, except that a handler's ``Later`` is handed back unfinished."""
+        self.args = args
+        self.kwargs = kwargs
+        drf_request = self.initialize_request(request, *args, **kwargs)
+        self.request = drf_request
+        self.headers = self.default_response_headers
+        try:
+            self.initial(drf_request, *args, **kwargs)
+            method = drf_request.method.lower() if drf_request.method else ""
+            handler = getattr(self, method, self.http_method_not_allowed)
+            if method not in self.http_method_names:
+                handler = self.http_method_not_allowed
+            response = handler(drf_request, *args, **kwargs)
+        except Exception as exc:
+            response = self.handle_exception(exc)
+        if not isinstance(response, HttpResponseBase):
+            return response  # type: ignore[no-any-return]
+        self.response = self.finalize_response(drf_request, response, *args, **kwargs)  # type: ignore[arg-type]
+        return self.response
+
+    def _error_response(self, exc: Exception) -> HttpResponseBase:
+        response = self.finalize_response(self.request, self.handle_exception(exc), *self.args, **self.kwargs)
+        self.response = response
+        return response
+
+
+def _rendered(response: HttpResponseBase) -> HttpResponseBase:
+    """A DRF ``Response`` rendered now, as a plain ``HttpResponse``: Django would otherwise hop to a
+    thread just to render it. Anything else (a stream) is returned as it is."""
+    if not isinstance(response, Response):
+        return response
+    response.render()
+    plain = HttpResponse(response.content, status=response.status_code)
+    plain.headers = response.headers
+    plain.cookies = response.cookies
+    return plain

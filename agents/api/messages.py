@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -15,7 +14,7 @@ from accounts.models import ApiKey
 from agents import run_state
 from agents.api import messages_list
 from agents.api import serializers as s
-from agents.api.base import OrgScopedAPIView
+from agents.api.base import Later, OrgScopedAPIView, OrgScopedAsyncAPIView
 from agents.api.run_stream import run_stream_response
 from agents.api.stream_guard import StreamGuard
 from agents.api.streaming import (
@@ -36,7 +35,7 @@ from agents.turns import preview_payload
 from agents.wire import agent_state, run_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
@@ -51,11 +50,19 @@ CANCELLED_RUNS = OpenApiResponse(
 ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
 
 
-class SendingView(OrgScopedAPIView):
-    """Shared by the views that start a turn: parse the body once, start the run through ``run_start``."""
+class SendingView(OrgScopedAsyncAPIView):
+    """Shared by the views that start a turn: parse the body once, start the run through ``run_start``.
+
+    An async view (``OrgScopedAsyncAPIView``): the checks and the run's creation happen in the
+    request's thread, then the turn executes on the event loop without another round trip.
+    """
 
     def turn_request(self) -> TurnRequest:
         return TurnRequest.parse(self.request.data)
+
+    def sending_agent(self, agent_id: str) -> Agent:
+        """The agent to send to, without its tools and blocks: the turn reads what it needs itself."""
+        return self.get_agent(agent_id, with_tools=False)
 
     def start_run(self, agent: Agent, turn_request: TurnRequest, mode: RunMode) -> Run:
         return run_start(agent=agent, request=turn_request, mode=mode, user=self.acting_user, api_key=self.api_key)
@@ -64,24 +71,32 @@ class SendingView(OrgScopedAPIView):
     def api_key(self) -> ApiKey | None:
         return self.request.auth if isinstance(self.request.auth, ApiKey) else None
 
-    def stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
-        """The turn as SSE, capped per caller and closed when their access ends (``StreamGuard``)."""
-        return StreamGuard.respond(self.request, lambda: self._stream(agent, turn_request))
-
-    def _stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
-        """The turn as SSE: inline, or following a background run when ``background`` is set."""
-        include_pings = bool(turn_request.include_pings)
+    def stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse | Later:
+        """The turn as SSE, capped per caller and closed when their access ends (``StreamGuard``):
+        following a background run when ``background`` is set, else executed inline on the event loop."""
         if turn_request.background:
-            run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
-            return run_stream_response(run, include_pings=include_pings)
-        stream_tokens = bool(turn_request.stream_tokens)
+            return StreamGuard.respond(self.request, lambda: self._background_stream(agent, turn_request))
+        return StreamGuard.respond_later(self.request, lambda: self._inline_stream(agent, turn_request))
+
+    def _background_stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
+        run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
+        return run_stream_response(run, include_pings=bool(turn_request.include_pings))
+
+    def _inline_stream(self, agent: Agent, turn_request: TurnRequest) -> Callable[[], Awaitable[StreamingHttpResponse]]:
         run = self.start_run(agent, turn_request, RunMode.INLINE)
-        execution = async_to_sync(start_inline)(run, turn_request, stream_tokens=stream_tokens)
-        compaction_messages = bool(turn_request.include_compaction_messages)
-        events = sse_events(
-            execution, stream_tokens=stream_tokens, include_pings=include_pings, compaction_messages=compaction_messages
-        )
-        return sse_response(events)
+        stream_tokens = bool(turn_request.stream_tokens)
+
+        async def respond() -> StreamingHttpResponse:
+            execution = await start_inline(run, turn_request, stream_tokens=stream_tokens)
+            events = sse_events(
+                execution,
+                stream_tokens=stream_tokens,
+                include_pings=bool(turn_request.include_pings),
+                compaction_messages=bool(turn_request.include_compaction_messages),
+            )
+            return sse_response(events)
+
+        return respond
 
 
 async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, Any]:
@@ -115,13 +130,17 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
             **ERRORS,
         },
     )
-    def post(self, request: Request, agent_id: str) -> Response | StreamingHttpResponse:
-        agent = self.get_agent(agent_id)
+    def post(self, request: Request, agent_id: str) -> StreamingHttpResponse | Later:
+        agent = self.sending_agent(agent_id)
         turn_request = self.turn_request()
         if turn_request.streaming:
             return self.stream(agent, turn_request)
         run = self.start_run(agent, turn_request, RunMode.INLINE)
-        return Response(async_to_sync(blocking_response)(run, turn_request))
+
+        async def respond() -> Response:
+            return Response(await blocking_response(run, turn_request))
+
+        return respond
 
 
 async def _pump(execution: RunExecution, queue: asyncio.Queue[Any]) -> None:
@@ -158,8 +177,8 @@ class AgentMessagesStreamView(SendingView):
         request=TurnRequest,
         responses={(200, "text/event-stream"): s.LettaStreamEventOutput, **ERRORS},
     )
-    def post(self, request: Request, agent_id: str) -> StreamingHttpResponse:
-        return self.stream(self.get_agent(agent_id), self.turn_request())
+    def post(self, request: Request, agent_id: str) -> StreamingHttpResponse | Later:
+        return self.stream(self.sending_agent(agent_id), self.turn_request())
 
 
 class AgentMessagesAsyncView(SendingView):
@@ -169,7 +188,7 @@ class AgentMessagesAsyncView(SendingView):
         responses={200: s.RunOutput, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
-        agent = self.get_agent(agent_id)
+        agent = self.sending_agent(agent_id)
         return Response(run_json(self.start_run(agent, self.turn_request(), RunMode.BACKGROUND)))
 
 
@@ -211,10 +230,14 @@ class AgentPreviewPayloadView(SendingView):
         request=TurnRequest,
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
-    def post(self, request: Request, agent_id: str) -> Response:
+    def post(self, request: Request, agent_id: str) -> Later:
         agent = self.get_agent(agent_id)
         turn_input = self.turn_request().turn_input()
-        return Response(async_to_sync(preview_payload)(agent=agent, turn_input=turn_input))
+
+        async def respond() -> Response:
+            return Response(await preview_payload(agent=agent, turn_input=turn_input))
+
+        return respond
 
 
 class AgentContextView(OrgScopedAPIView):

@@ -32,7 +32,7 @@ from accounts.models import ApiKey
 from agents.api.streaming import sse_frame
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
@@ -68,7 +68,39 @@ class StreamGuard:
         except BaseException:
             guard.release()
             raise
-        response.streaming_content = _GuardedBody(guard, guard.guard(response.streaming_content))  # type: ignore[arg-type]
+        return guard.wrap(response)
+
+    @classmethod
+    def respond_later(
+        cls, request: Request, prepare: Callable[[], Callable[[], Awaitable[StreamingHttpResponse]]]
+    ) -> Callable[[], Awaitable[StreamingHttpResponse]]:
+        """``respond`` for a response built on the event loop (an async view's stream).
+
+        Now, in the request's thread: take the slots (429 when full) and call ``prepare`` (create
+        the run, say); it returns the coroutine function that builds the response, which the
+        returned one awaits and guards. The slots are freed if either step raises.
+        """
+        guard = cls.for_request(request)
+        guard.take_slots()
+        try:
+            build = prepare()
+        except BaseException:
+            guard.release()
+            raise
+
+        async def respond() -> StreamingHttpResponse:
+            try:
+                response = await build()
+            except BaseException:
+                await sync_to_async(guard.release)()
+                raise
+            return guard.wrap(response)
+
+        return respond
+
+    def wrap(self, response: StreamingHttpResponse) -> StreamingHttpResponse:
+        """Guard ``response``'s body: it holds this guard's slots until it ends or is closed."""
+        response.streaming_content = _GuardedBody(self, self.guard(response.streaming_content))  # type: ignore[arg-type]
         return response
 
     @classmethod

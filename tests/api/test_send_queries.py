@@ -1,0 +1,99 @@
+"""How many queries a blocking turn costs (DESIGN §10: a constant per step, whatever the history).
+
+The agent is an integrator's: one source tool, no base tools, the Anthropic path
+against the fake model over HTTP. The figures include the savepoints that the
+test's transaction turns each ``atomic`` block into. Fewer queries is welcome:
+lower the pins when a change saves some.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from agents import services
+from tests.api.conftest import api_client
+from tests.tool_sources import DICE_SOURCE
+from tools.services import tool_upsert_from_source
+
+if TYPE_CHECKING:
+    from rest_framework.test import APIClient
+
+    from agents.models import Agent
+    from tests.conftest import Cast
+    from tests.fake_llm.server import FakeLLMServer
+
+pytestmark = pytest.mark.django_db
+
+TEXT_TURN_QUERIES = 26  # 36 before the send path was reworked (issue 15)
+TOOL_TURN_QUERIES = 35  # 49 before
+TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
+
+
+@pytest.fixture
+def claude(cast: Cast, settings: Any, fake_llm: FakeLLMServer) -> Agent:
+    settings.ANTHROPIC_BASE_URL = fake_llm.url
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
+    return services.agent_create(
+        organization=cast.org_a,
+        name="claude",
+        model="anthropic/claude-sonnet-4-5-20250929",
+        tool_ids=[dice.public_id],
+        include_base_tools=False,
+    )
+
+
+def queries_of_a_turn(api: APIClient, agent: Agent, text: str) -> tuple[int, list[str]]:
+    """The queries of one blocking turn, and the types of the messages it answered."""
+    with CaptureQueriesContext(connection) as captured:
+        response = api.post(
+            f"/v1/agents/{agent.public_id}/messages",
+            {"messages": [{"role": "user", "content": text}]},
+            format="json",
+        )
+    assert response.status_code == 200, response.content
+    assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
+    return len(captured.captured_queries), [m["message_type"] for m in response.json()["messages"]]
+
+
+def test_a_blocking_text_turn_costs_at_most_its_pinned_queries(cast: Cast, claude: Agent) -> None:
+    api = api_client(cast.org_a)
+    queries_of_a_turn(api, claude, "hello")  # the first turn of a fresh agent
+
+    count, messages = queries_of_a_turn(api, claude, "hello")
+
+    assert messages == ["reasoning_message", "assistant_message"]
+    assert count <= TEXT_TURN_QUERIES
+
+
+def test_a_turn_with_one_tool_call_costs_at_most_its_pinned_queries(cast: Cast, claude: Agent) -> None:
+    api = api_client(cast.org_a)
+    queries_of_a_turn(api, claude, "hello")
+
+    count, messages = queries_of_a_turn(api, claude, TOOL_PROMPT)
+
+    assert messages == [
+        "reasoning_message",
+        "assistant_message",
+        "tool_call_message",
+        "tool_return_message",
+        "reasoning_message",
+        "assistant_message",
+    ]
+    assert count <= TOOL_TURN_QUERIES
+
+
+def test_a_turn_costs_the_same_queries_however_long_the_history(cast: Cast, claude: Agent) -> None:
+    api = api_client(cast.org_a)
+    queries_of_a_turn(api, claude, "hello")
+    early, _ = queries_of_a_turn(api, claude, "hello")
+    for _ in range(6):
+        queries_of_a_turn(api, claude, TOOL_PROMPT)
+
+    late, _ = queries_of_a_turn(api, claude, "hello")
+
+    assert late == early
