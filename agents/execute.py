@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.utils import timezone
 
 from agents import run_state
 from agents.broadcast import EventPublisher
@@ -25,7 +24,6 @@ from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.engine.stop import StopReason
 from agents.errors import ApplicationError, Conflict
-from agents.models import Run, RunStatus
 from agents.turns import open_turn
 
 if TYPE_CHECKING:
@@ -34,6 +32,7 @@ if TYPE_CHECKING:
     from agents.engine.events import EngineEvent
     from agents.engine.loop import Turn
     from agents.llm.base import LLMClient
+    from agents.models import Run
     from tools.base import ToolRunner
 
 logger = logging.getLogger(__name__)
@@ -100,19 +99,6 @@ async def _open(
     return RunExecution(run=run, turn=turn, publisher=publisher)
 
 
-def _claim_in_place(run: Run) -> Run | None:
-    """``run_state.claim`` for a run this request has just created: the same guarded update, but the
-    run, its agent and its sender are the objects already in hand, so nothing is read back."""
-    now = timezone.now()
-    claimed = Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=now, heartbeat_at=now
-    )
-    if claimed != 1:
-        return None
-    run.status, run.started_at, run.heartbeat_at = RunStatus.RUNNING, now, now
-    return run
-
-
 async def start_inline(
     run: Run,
     request: TurnRequest,
@@ -126,7 +112,7 @@ async def start_inline(
     Raises the engine's domain errors (a pending approval, an invalid answer…) before
     anything is streamed; the refused run is deleted, as it never started.
     """
-    claimed = await sync_to_async(_claim_in_place)(run)
+    claimed = await sync_to_async(run_state.claim_created)(run)
     if claimed is None:
         raise RunNotStarted()
     try:

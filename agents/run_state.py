@@ -85,6 +85,19 @@ def claim(run_pk: Any) -> Run | None:
     return Run.objects.select_related("agent", "agent__organization", "created_by", "api_key").get(pk=run_pk)
 
 
+def claim_created(run: Run) -> Run | None:
+    """``claim`` for a run this request has just created and holds: the same guarded update,
+    but the run, its agent and its sender are the objects in hand, so nothing is read back."""
+    now = timezone.now()
+    claimed = Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, started_at=now, heartbeat_at=now
+    )
+    if claimed != 1:
+        return None
+    run.status, run.started_at, run.heartbeat_at = RunStatus.RUNNING, now, now
+    return run
+
+
 def heartbeat(run_pk: Any, agent_pk: Any, *, renew_lease_until: datetime | None) -> bool:
     """Record that a running run is alive (renewing the agent's lease when given a new expiry);
     return whether it has been asked to stop."""
