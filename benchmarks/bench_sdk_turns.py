@@ -198,7 +198,19 @@ def profiling(target: Target, output: str | None) -> Iterator[None]:
         raise SystemExit("--profile needs a stack started by this script (or --web-pid)")
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     process = subprocess.Popen(
-        [py_spy, "record", "--pid", str(target.web_pid), "--format", "raw", "--rate", "100", "--nonblocking", "-o", output]
+        [
+            py_spy,
+            "record",
+            "--pid",
+            str(target.web_pid),
+            "--format",
+            "raw",
+            "--rate",
+            "100",
+            "--nonblocking",
+            "-o",
+            output,
+        ]
     )
     time.sleep(1.0)
     try:

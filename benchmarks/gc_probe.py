@@ -139,11 +139,15 @@ def main() -> None:
         from io import StringIO
 
         output = StringIO()
-        call_command("create_api_key", "--org", "probe", "--email", "probe@example.com", "--name", "probe", stdout=output)
+        call_command(
+            "create_api_key", "--org", "probe", "--email", "probe@example.com", "--name", "probe", stdout=output
+        )
         api_key = output.getvalue().strip().splitlines()[-1]
         if args.unfreeze:
             gc.unfreeze()
-        print(f"objects frozen: {gc.get_freeze_count()}, tracked: {len(gc.get_objects())}, thresholds {gc.get_threshold()}")
+        print(
+            f"objects frozen: {gc.get_freeze_count()}, tracked: {len(gc.get_objects())}, thresholds {gc.get_threshold()}"
+        )
         probe = PauseProbe()
         gc.callbacks.append(probe)
         load = " ".join(f"{value:.2f}" for value in os.getloadavg())
