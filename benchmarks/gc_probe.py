@@ -146,7 +146,8 @@ def main() -> None:
         if args.unfreeze:
             gc.unfreeze()
         print(
-            f"objects frozen: {gc.get_freeze_count()}, tracked: {len(gc.get_objects())}, thresholds {gc.get_threshold()}"
+            f"objects frozen: {gc.get_freeze_count()}, tracked: {len(gc.get_objects())},",
+            f"thresholds {gc.get_threshold()}",
         )
         probe = PauseProbe()
         gc.callbacks.append(probe)
