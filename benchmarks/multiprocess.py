@@ -38,6 +38,7 @@ import django
 django.setup()
 
 import httpx
+from bench_sdk_turns import fake_model
 
 from tests.api.databases import scratch_database
 from tests.api.live_server import free_port
@@ -73,20 +74,6 @@ http {{
 {site}
 }}
 """
-
-
-@contextlib.contextmanager
-def fake_model() -> Iterator[str]:
-    """The fake Anthropic server in a process of its own; its URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        line = process.stdout.readline() if process.stdout else ""
-        yield line.strip().rsplit(" ", 1)[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def nginx_config(folder: Path, web_urls: list[str], port: int, workers: int) -> Path:
