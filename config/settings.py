@@ -81,18 +81,17 @@ INSTALLED_APPS = [
     "agents",
 ]
 
-# Django's middleware through config.loop_middleware: on the event loop for a request without a session.
 MIDDLEWARE = [
-    "config.loop_middleware.SecurityMiddleware",
+    "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
-    "config.loop_middleware.SessionMiddleware",
-    "config.loop_middleware.CommonMiddleware",
-    "config.loop_middleware.CsrfViewMiddleware",
-    "config.loop_middleware.AuthenticationMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     "accounts.middleware.CurrentOrganizationMiddleware",
-    "config.loop_middleware.MessageMiddleware",
-    "config.loop_middleware.XFrameOptionsMiddleware",
-    "config.loop_middleware.ContentSecurityPolicyMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.csp.ContentSecurityPolicyMiddleware",
     # Last, as django-axes asks: answers a locked-out login with 429 (see "Security" below).
     "axes.middleware.AxesMiddleware",
 ]
