@@ -89,6 +89,24 @@ def refreshed(instance: Any) -> Any:
 # --- live servers: Daphne (and a Celery worker) on a database of their own --------------------
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
+
+
+def serious_accessibility_violations(page: Page) -> list[str]:
+    """What axe-core finds of serious or critical impact on the page once its transitions have settled.
+
+    A control fading in (``opacity`` transitions of the message actions) has no contrast yet.
+    """
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
+    page.evaluate(AXE)  # evaluated through the debugger protocol: not an inline script under the CSP
+    violations = page.evaluate("async () => (await axe.run(document)).violations")
+    return [
+        f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes']][:3]}"
+        for v in violations
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
 LIVE_SETTINGS = "tests.chat.live_settings"
 DEMO_EMAIL, DEMO_PASSWORD = "demo@example.com", "demo-password"
 WORKER_STARTUP_S = 60.0

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.api.polling import poll
-from tests.chat.conftest import ARTIFACTS
+from tests.chat.conftest import ARTIFACTS, serious_accessibility_violations
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 SIZES = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
@@ -97,16 +95,6 @@ def on_screen(page: Page, locator: Locator) -> bool:
 
 def no_horizontal_scroll(page: Page) -> bool:
     return page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-
-
-def serious_accessibility_violations(page: Page) -> list[str]:
-    page.evaluate(AXE)  # through the debugger protocol: not an inline script under the CSP
-    violations = page.evaluate("async () => (await axe.run(document)).violations")
-    return [
-        f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes']][:3]}"
-        for v in violations
-        if v["impact"] in ("serious", "critical")
-    ]
 
 
 def approval_items(page: Page, agent_id: str) -> list[dict]:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer
+from tests.chat.conftest import ChatServer, serious_accessibility_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 
@@ -48,17 +46,6 @@ def send(page: Page, text: str) -> None:
 def wait_idle(page: Page) -> None:
     expect(page.locator("#chat")).to_have_attribute("data-busy", "false", timeout=30_000)
     expect(page.locator(".row.streaming")).to_have_count(0)
-
-
-def serious_accessibility_violations(page: Page) -> list[str]:
-    """What axe-core finds of serious or critical impact on the page as it is."""
-    page.evaluate(AXE)  # evaluated through the debugger protocol: not an inline script under the CSP
-    violations = page.evaluate("async () => (await axe.run(document)).violations")
-    return [
-        f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes']][:3]}"
-        for v in violations
-        if v["impact"] in ("serious", "critical")
-    ]
 
 
 def csp_violations(page: Page) -> list[str]:
