@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from agents import run_state
 from agents.compaction import store_compaction
+from agents.context_cache import WindowShape, context_windows
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.models import Agent, Message, Run, Step, StepStatus
 
@@ -86,12 +87,7 @@ class DjangoConversationStore:
         )
         if taken != 1:
             raise AgentBusyError(str(self.agent_id))
-        rows = self._context()
-        if rows:
-            # The window is a suffix of the agent's rows: its last row is the agent's last, and the
-            # lease keeps other turns from adding any, so the next ``seq`` needs no query of its own.
-            self._next_seq = max(row.seq for row in rows) + 1
-        return rows
+        return self._context()
 
     async def open_turn(self) -> list[MessageSnapshot]:
         rows = await sync_to_async(self._open)()
@@ -127,13 +123,24 @@ class DjangoConversationStore:
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
-        start, summary, keep = (
+        """The window, read through this process's cache (``agents/context_cache.py``)."""
+        last_row = Message.objects.filter(agent_id=OuterRef("pk")).order_by("-seq").values("seq")[:1]
+        start, summary, keep, revision, last_seq = (
             Agent.objects.filter(pk=self.agent_id)
-            .values_list("context_start_seq", "context_summary_seq", "context_keep_seq")
+            .annotate(last_seq=Subquery(last_row))
+            .values_list("context_start_seq", "context_summary_seq", "context_keep_seq", "context_revision", "last_seq")
             .get()
         )
-        rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
-        return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
+        # The lease keeps other turns from adding rows, so the next ``seq`` needs no query of its own.
+        self._next_seq = 0 if last_seq is None else last_seq + 1
+
+        def fetch(after: int | None, through: int) -> list[MessageSnapshot]:
+            rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
+            rows = rows.filter(seq__lte=through) if after is None else rows.filter(seq__gt=after, seq__lte=through)
+            return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
+
+        shape = WindowShape(start=start, summary=summary, keep=keep, revision=revision)
+        return context_windows.rows(self.agent_id, shape, last_seq, fetch)
 
     def _compact(
         self, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 
 from accounts.fields import EncryptedJSONField
@@ -65,6 +65,9 @@ class Agent(PublicIdModel):
     # across processes and machines and expires if its holder crashes.
     turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
     turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Bumped whenever one of the agent's stored rows changes in place (appends do not bump
+    # it): with the window's seqs, the key of the rows agents/context_cache.py keeps.
+    context_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")
     created_by = models.ForeignKey(
@@ -82,6 +85,22 @@ class Agent(PublicIdModel):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # A whole-row save writes back every field as loaded; ``context_revision`` is bumped in
+        # the database by edits of the agent's rows meanwhile, so it is left to them.
+        if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = [
+                field.name
+                for field in self._meta.concrete_fields
+                if not field.primary_key and field.name != "context_revision"
+            ]
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def bump_context_revision(cls, agent_ids: Any) -> None:
+        """Mark the windows of these agents stale: one of their rows changed in place."""
+        cls.objects.filter(pk__in=agent_ids).update(context_revision=F("context_revision") + 1)
+
 
 class MessageRole(models.TextChoices):
     SYSTEM = "system"
@@ -92,6 +111,22 @@ class MessageRole(models.TextChoices):
 
 
 class MessageQuerySet(OrgScopedQuerySet):
+    # Rows changed or removed in place make their agents' cached windows stale. The bump comes
+    # after the change, in its transaction: a window read meanwhile is never older than its key.
+    def update(self, **kwargs: Any) -> int:
+        with transaction.atomic():
+            agent_ids = list(self.order_by().values_list("agent_id", flat=True).distinct())
+            changed = super().update(**kwargs)
+            Agent.bump_context_revision(agent_ids)
+        return changed
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        with transaction.atomic():
+            agent_ids = list(self.order_by().values_list("agent_id", flat=True).distinct())
+            deleted = super().delete()
+            Agent.bump_context_revision(agent_ids)
+        return deleted
+
     def in_context(self, agent: Agent) -> MessageQuerySet:
         """The rows the model sees, in the order it sees them (the summary right after the system row)."""
         return self.in_window(
@@ -168,6 +203,19 @@ class Message(PublicIdModel):
 
     def __str__(self) -> str:
         return f"{self.role} #{self.seq}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        adding = self._state.adding
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            if not adding:
+                Agent.bump_context_revision([self.agent_id])
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        with transaction.atomic():
+            deleted = super().delete(*args, **kwargs)
+            Agent.bump_context_revision([self.agent_id])
+        return deleted
 
     def snapshot(self) -> MessageSnapshot:
         """This row as the engine reads it (a plain, frozen value)."""

@@ -203,6 +203,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 
+# Each process keeps the context windows of this many agents between turns (agents/context_cache.py).
+CONTEXT_CACHE_AGENTS = env.int("CONTEXT_CACHE_AGENTS", default=128)
 # One turn at a time per agent: a lease this long, extended while the run is alive.
 AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
 # A running run whose heartbeat is older than this is ended by the sweeper (default: twice the lease).

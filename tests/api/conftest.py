@@ -8,8 +8,13 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import Organization, User
+from agents import services
+from agents.models import Agent
 from tests.conftest import Cast
 from tests.factories import api_key_for
+from tests.fake_llm.server import FakeLLMServer
+from tests.tool_sources import DICE_SOURCE
+from tools.services import tool_upsert_from_source
 
 CAPTURE = Path(__file__).parent / "fixtures" / "letta_wire" / "letta-0.13.0_approvals.json"
 
@@ -30,6 +35,21 @@ def alice_api(cast: Cast) -> APIClient:
 @pytest.fixture
 def charlie_api(cast: Cast) -> APIClient:
     return api_client(cast.org_b, cast.charlie)
+
+
+@pytest.fixture
+def claude(cast: Cast, settings: Any, fake_llm: FakeLLMServer) -> Agent:
+    """An integrator's agent: one source tool, no base tools, the Anthropic path against the fake model."""
+    settings.ANTHROPIC_BASE_URL = fake_llm.url
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
+    return services.agent_create(
+        organization=cast.org_a,
+        name="claude",
+        model="anthropic/claude-sonnet-4-5-20250929",
+        tool_ids=[dice.public_id],
+        include_base_tools=False,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -8,43 +8,25 @@ lower the pins when a change saves some.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents import services
 from tests.api.conftest import api_client
-from tests.tool_sources import DICE_SOURCE
-from tools.services import tool_upsert_from_source
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient
 
     from agents.models import Agent
     from tests.conftest import Cast
-    from tests.fake_llm.server import FakeLLMServer
 
 pytestmark = pytest.mark.django_db
 
 TEXT_TURN_QUERIES = 26  # 36 before the send path was reworked (issue 15)
 TOOL_TURN_QUERIES = 35  # 49 before
 TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
-
-
-@pytest.fixture
-def claude(cast: Cast, settings: Any, fake_llm: FakeLLMServer) -> Agent:
-    settings.ANTHROPIC_BASE_URL = fake_llm.url
-    settings.ANTHROPIC_API_KEY = "sk-ant-test"
-    dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
-    return services.agent_create(
-        organization=cast.org_a,
-        name="claude",
-        model="anthropic/claude-sonnet-4-5-20250929",
-        tool_ids=[dice.public_id],
-        include_base_tools=False,
-    )
 
 
 def queries_of_a_turn(api: APIClient, agent: Agent, text: str) -> tuple[int, list[str]]:
