@@ -2,6 +2,13 @@
 
 The SDK's own retries are off (``max_retries=0``): ``agents.llm.retry`` is the one
 place that retries, and only before anything was yielded.
+
+The body we build is sent as ready JSON through the SDK's low-level ``post`` rather
+than ``messages.create``: given a body (``create``'s params or ``post(body=...)`` alike),
+the SDK walks and copies all of it on every call (``_utils/_prepare.copy_tree``), which
+showed in profiles as time growing with the conversation (hundreds of messages per
+request). Given ``content``, it sends the bytes as they are; connection pooling, auth,
+timeouts, status errors and the stream and ``Message`` parsing stay the SDK's.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 import httpx2
-from anthropic.types import Message
+from anthropic.types import Message, RawMessageStreamEvent
 
 from agents.llm.anthropic_payload import build_body, build_headers
 from agents.llm.base import (
@@ -46,9 +53,8 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "refusal": "content_filter",
 }
 
-# Keyword arguments of ``messages.create``; anything else in the body (``temperature``
-# in this SDK version) travels through ``extra_body`` so the wire body stays exactly ours.
-_CREATE_KWARGS = frozenset({"model", "max_tokens", "messages", "system", "tools", "tool_choice", "thinking", "stream"})
+# The SDK's own JSON encoding of a body (``anthropic._utils._json.openapi_dumps``): compact, UTF-8.
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 class AnthropicClient:
@@ -69,13 +75,21 @@ class AnthropicClient:
 
     async def generate(self, request: LLMRequest, *, stream: bool) -> AsyncIterator[LLMEvent]:
         payload = self.build_payload(request, stream=stream)
-        kwargs = {key: value for key, value in payload.items() if key in _CREATE_KWARGS}
-        extra_body = {key: value for key, value in payload.items() if key not in _CREATE_KWARGS} or None
-        headers = self.build_headers(request, stream=stream) or None
+        headers = self.build_headers(request, stream=stream)
+        options: anthropic.RequestOptions = {"headers": headers} if headers else {}
         decoder = _Decoder(request)
         try:
+            # What ``messages.create`` does, minus its walk and copy of the body (see the module docstring).
+            content = _encode_json(payload).encode()
             if stream:
-                events = await self._sdk().messages.create(**kwargs, extra_body=extra_body, extra_headers=headers)
+                events = await self._sdk().post(
+                    "/v1/messages",
+                    cast_to=Message,
+                    content=content,
+                    options=options,
+                    stream=True,
+                    stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+                )
                 try:
                     async for raw in events:
                         for event in decoder.feed(raw):
@@ -83,7 +97,7 @@ class AnthropicClient:
                 finally:
                     await events.close()
             else:
-                message = await self._sdk().messages.create(**kwargs, extra_body=extra_body, extra_headers=headers)
+                message = await self._sdk().post("/v1/messages", cast_to=Message, content=content, options=options)
                 for event in decoder.feed_message(message):
                     yield event
         except LLMError:

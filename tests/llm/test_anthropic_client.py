@@ -58,6 +58,34 @@ async def test_the_sent_body_is_exactly_build_payload(
     assert fake_llm.last_request.body == anthropic_client.build_payload(request, stream=stream)
 
 
+async def test_a_long_conversation_goes_out_exactly_as_build_payload_made_it(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
+) -> None:
+    turns: list[UserTurn | AssistantTurn | ToolResultsTurn] = []
+    for i in range(300):
+        call = ToolCall(f"toolu_{i}", "roll_dice_tool", '{"num_sides": 6}')
+        turns.append(
+            UserTurn(f"Question {i}: café ✓")
+            if i % 2 == 0
+            else ToolResultsTurn((ToolResult(f"toolu_{i - 1}", "roll_dice_tool", "4"),))
+        )
+        turns.append(AssistantTurn(parts=(TextPart(f"Answer {i}."),), tool_calls=(call,) if i % 2 == 0 else ()))
+    turns.append(UserTurn("And now?"))
+    request = make_request(*turns, tools=(SECRET_CODE_TOOL, ROLL_DICE_TOOL), temperature=0.25, system="Be brief.")
+    expected = anthropic_client.build_payload(request, stream=stream)
+    assert len(expected["messages"]) == 601
+
+    await collect(anthropic_client, request, stream=stream)
+
+    sent = fake_llm.last_request
+    assert sent.body == expected
+    assert list(sent.body) == list(expected)
+    assert sent.body["temperature"] == 0.25
+    assert ("stream" in sent.body) is stream
+    assert sent.headers["content-type"] == "application/json"
+    assert "anthropic-beta" not in sent.headers
+
+
 async def test_it_requests_thinking_the_way_letta_does(
     fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
 ) -> None:
