@@ -8,12 +8,13 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from agents import services
+from agents.context import agent_reset_messages
 from agents.engine.context import ModelSettings, build_request, build_step_request
 from agents.engine.store import MessageSnapshot
 from agents.memory import services as memory_services
 from agents.memory.archival import passage_insert
 from agents.memory.prompt import BlockView, compile_memory, memory_for_agent, memory_source
-from agents.models import Agent, Block
+from agents.models import Agent, Block, Message, MessageRole
 from tests.factories import OrganizationFactory
 
 EXPECTED = """\
@@ -175,3 +176,15 @@ def test_the_preview_shows_the_compiled_memory(agent: Agent) -> None:
 
     assert request.system.startswith(f"{agent.system}\n\n<memory_blocks>")
     assert "Name: Alice" in request.system
+
+
+def test_the_rows_a_reset_took_out_of_the_window_are_counted_as_recall_memory(agent: Agent) -> None:
+    before = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.id)
+    taken_out = Message.objects.filter(agent=agent).exclude(role=MessageRole.SYSTEM).count()
+
+    agent_reset_messages(agent=agent)
+
+    after = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.id)
+    assert "- 0 previous messages between you and the user are stored in recall memory" in before
+    assert taken_out > 0
+    assert f"- {taken_out} previous messages between you and the user are stored in recall memory" in after
