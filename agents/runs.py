@@ -58,14 +58,31 @@ def run_start(
     from a failed run; inline runs check it when their turn opens, before anything
     is streamed.
     """
-    sweep_stale_runs(agent_id=agent.pk)
     if mode is RunMode.BACKGROUND:
         check_input(agent=agent, request=request)
+    run = _create_unless_busy(agent, request, mode, user, api_key, transport)
+    # Busy: perhaps only with a run whose executor died. The sweep ends such runs, and costs
+    # its query only here, not on every start.
+    if run is None and sweep_stale_runs(agent_id=agent.pk):
+        run = _create_unless_busy(agent, request, mode, user, api_key, transport)
+    if run is None:
+        raise AgentBusy()
+    return run
+
+
+def _create_unless_busy(
+    agent: Agent,
+    request: TurnRequest,
+    mode: RunMode,
+    user: User | None,
+    api_key: ApiKey | None,
+    transport: RunTransport,
+) -> Run | None:
     with transaction.atomic():
         # Serialize starts per agent: the row lock makes "no active run, then create one" atomic.
         Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk").get()
         if Run.objects.filter(agent=agent).active().exists():
-            raise AgentBusy()
+            return None
         run = Run.objects.create(
             organization_id=agent.organization_id,
             agent=agent,

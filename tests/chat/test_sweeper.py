@@ -8,9 +8,12 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from agents.broadcast import agent_group
+from agents.engine.inputs import TurnRequest
+from agents.errors import AgentBusy
 from agents.execute import execute_queued
 from agents.models import Agent, Run, RunStatus
 from agents.run_state import SWEPT_EVENT_SEQ
+from agents.runs import RunMode, run_start
 from agents.sweeper import stale_after, sweep_stale_runs
 from config.celery import app as celery_app
 from tests.chat.conftest import IN_MEMORY_LAYER
@@ -180,3 +183,30 @@ def test_a_run_is_ended_even_when_its_tabs_cannot_be_told(monkeypatch, django_ca
     run.refresh_from_db()
     assert swept == 1
     assert run.status == RunStatus.FAILED
+
+
+def a_message() -> TurnRequest:
+    return TurnRequest.model_validate({"messages": [{"role": "user", "content": "hello again"}]})
+
+
+def test_a_new_run_starts_on_an_agent_held_by_a_run_whose_executor_died():
+    agent = AgentFactory()
+    dead = running_run(agent, heartbeat_age=stale_after() + timedelta(seconds=1))
+
+    started = run_start(agent=agent, request=a_message(), mode=RunMode.INLINE)
+
+    dead.refresh_from_db()
+    assert dead.status == RunStatus.FAILED
+    assert started.status == RunStatus.QUEUED
+
+
+def test_a_new_run_is_refused_while_the_agents_run_still_heart_beats():
+    agent = AgentFactory()
+    alive = running_run(agent, heartbeat_age=timedelta(seconds=1))
+
+    with pytest.raises(AgentBusy):
+        run_start(agent=agent, request=a_message(), mode=RunMode.INLINE)
+
+    alive.refresh_from_db()
+    assert alive.status == RunStatus.RUNNING
+    assert Run.objects.filter(agent=agent).count() == 1
