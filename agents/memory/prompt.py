@@ -17,6 +17,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import connection
+from django.db.models import Field, Model
 
 from agents.models import Agent, AgentBlock, Message, MessageRole, Passage
 
@@ -111,11 +112,16 @@ FROM {agent} a WHERE a.{pk} = %s AND a.{organization} = %s
 """
 
 
+def _column(model: type[Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field) and field.column  # a concrete column, not a reverse relation
+    return connection.ops.quote_name(field.column)
+
+
 @functools.cache
 def _counts_sql() -> str:
-    quote = connection.ops.quote_name
     names = {
-        name: quote(model._meta.get_field(field).column)
+        name: _column(model, field)
         for name, model, field in (
             ("model", Agent, "model"),
             ("pk", Agent, "id"),
@@ -128,7 +134,7 @@ def _counts_sql() -> str:
         )
     }
     for name, model in (("agent", Agent), ("passage", Passage), ("message", Message)):
-        names[name] = quote(model._meta.db_table)
+        names[name] = connection.ops.quote_name(model._meta.db_table)
     return _COUNTS_SQL.format(**names)
 
 
@@ -141,7 +147,8 @@ def _agent_counts(organization_id: Any, agent_id: Any) -> tuple[str, int, int] |
     ]
     with connection.cursor() as cursor:
         cursor.execute(_counts_sql(), params)
-        return cursor.fetchone()
+        row = cursor.fetchone()
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
 
 
 def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool | None = None) -> str:
