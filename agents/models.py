@@ -205,11 +205,12 @@ class Message(PublicIdModel):
         return f"{self.role} #{self.seq}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        adding = self._state.adding
+        if self._state.adding:  # a new row: an append, which windows notice by its seq
+            super().save(*args, **kwargs)
+            return
         with transaction.atomic():
             super().save(*args, **kwargs)
-            if not adding:
-                Agent.bump_context_revision([self.agent_id])
+            Agent.bump_context_revision([self.agent_id])
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         with transaction.atomic():
