@@ -8,6 +8,7 @@ for a few milliseconds so they cross the channel layer a few per frame.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,9 @@ class EventPublisher:
 
     async def publish(self, event: EngineEvent) -> None:
         payload = event_payload(event)
+        # When the executor let the event go (Unix seconds; merged deltas keep their first's), so
+        # a client can tell how long an event took to reach it (benchmarks/bench_chat_streams.py).
+        payload["emitted_at"] = time.time()
         if isinstance(event, ReasoningDeltaEvent | TextDeltaEvent | ToolCallDeltaEvent):
             self._merge(payload)
             if self._timer is None:
