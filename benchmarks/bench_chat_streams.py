@@ -68,7 +68,8 @@ def percentiles(values: list[float]) -> str:
     return f"p50={p50:.0f} ms p90={p90:.0f} ms p99={p99:.0f} ms max={ordered[-1]:.0f} ms"
 
 
-async def run(chat: ChatServer, streams: int) -> None:
+async def run(chat: ChatServer, streams: int) -> int:
+    """Run the streams; return how many failed."""
     session = chat.login()
     agents = [chat.new_agent(f"stream-{i}", tools=()) for i in range(streams)]
     start, token_latencies = asyncio.Event(), []
@@ -90,6 +91,7 @@ async def run(chat: ChatServer, streams: int) -> None:
         print(f"error: {type(error).__name__}: {error}")
     with contextlib.suppress(Exception):
         session.close()
+    return len(errors)
 
 
 def main() -> None:
@@ -113,7 +115,10 @@ def main() -> None:
             with started_stack(
                 Path(folder), postgres=args.postgres, redis=args.redis, web=1, workers=args.workers, extra_env=env
             ) as stack:
-                asyncio.run(run(stack.chat("web-1"), args.streams))
+                if asyncio.run(run(stack.chat("web-1"), args.streams)):
+                    log = stack.webs["web-1"].log()
+                    first = log.find("Traceback")
+                    print(log[first : first + 4000] if first >= 0 else log[-4000:])
 
 
 if __name__ == "__main__":

@@ -19,3 +19,12 @@ def _announce_sandbox(**kwargs: Any) -> None:
     from tools.sandbox.selection import announce_sandbox
 
     announce_sandbox()
+
+
+@worker_init.connect
+def _build_channel_layer(**kwargs: Any) -> None:
+    """Build the channel layer before the first run (and before forking the pool's processes):
+    its backend's imports took about 200 ms, which the first run's first tokens waited for."""
+    from channels.layers import get_channel_layer
+
+    get_channel_layer()
