@@ -170,13 +170,21 @@ STORAGES = {
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
+# Options of the channel layer's Redis pool (channels_redis passes them to redis-py).
+CHANNEL_LAYER_HOST_OPTIONS = {
+    # redis-py 8 reads with a 5 s socket timeout by default, shorter than channels_redis's
+    # blocking wait for a consumer's next message: a quiet tab would be dropped with 1011.
+    "socket_timeout": 15,
+    # Every tab that connects takes a connection for a moment (its group_add): redis-py's default
+    # pool of 100 refused the 101st of a burst (tabs reconnecting to a restarted web process) with
+    # "Too many connections", a 500 to the tab (benchmarks/bench_chat_streams.py, 200 tabs).
+    "max_connections": env.int("CHANNEL_LAYER_MAX_CONNECTIONS", default=1000),
+}
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py 8 reads with a 5 s socket timeout by default, shorter than channels_redis's
-            # blocking wait for a consumer's next message: a quiet tab would be dropped with 1011.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 1500, "expiry": 30},
+            "CONFIG": {"hosts": [{"address": REDIS_URL, **CHANNEL_LAYER_HOST_OPTIONS}], "capacity": 1500, "expiry": 30},
         }
     }
     CACHES = {
