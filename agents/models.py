@@ -317,6 +317,13 @@ class Run(PublicIdModel):
     def __str__(self) -> str:
         return f"{self.public_id} ({self.status})"
 
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        with transaction.atomic():
+            deleted = super().delete(*args, **kwargs)
+            # Its messages lost their run (and steps) in place: ``on_delete=SET_NULL``.
+            Agent.bump_context_revision([self.agent_id])
+        return deleted
+
     @property
     def duration_ms(self) -> int | None:
         if self.started_at and self.completed_at:

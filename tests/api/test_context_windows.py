@@ -15,7 +15,7 @@ from agents import services
 from agents.context import agent_reset_messages
 from agents.context_cache import ContextWindows, WindowShape
 from agents.engine.store import MessageSnapshot
-from agents.models import Agent, Message, MessageRole
+from agents.models import Agent, Message, MessageRole, Run
 from tests.api.conftest import api_client
 
 if TYPE_CHECKING:
@@ -213,3 +213,17 @@ def test_the_windows_of_the_agents_used_least_recently_are_dropped_past_the_capa
     windows.rows("b", SHAPE, 3, fetch)
 
     assert fetch.calls == [(None, 3)]  # only "b" had to be read again
+
+
+@pytest.mark.django_db
+def test_deleting_a_run_marks_its_agents_window_stale(cast: Cast, claude: Agent) -> None:
+    api = api_client(cast.org_a)
+    send(api, claude, "first")
+    run = Run.objects.filter(agent=claude).latest("created_at")
+    before = Agent.objects.get(pk=claude.pk).context_revision
+
+    response = api.delete(f"/v1/runs/{run.public_id}")
+
+    assert response.status_code == 200, response.content
+    assert Agent.objects.get(pk=claude.pk).context_revision == before + 1
+    assert not Message.objects.filter(agent=claude, run_id=run.pk).exists()
