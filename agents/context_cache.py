@@ -87,15 +87,11 @@ class ContextWindows:
         with self._lock:
             self._windows.pop(agent_id, None)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._windows.clear()
-
     @property
     def capacity(self) -> int:
         if self._capacity is not None:
             return self._capacity
-        return int(getattr(settings, "CONTEXT_CACHE_AGENTS", 128))
+        return int(settings.CONTEXT_CACHE_AGENTS)
 
     def _remember(self, agent_id: Any, window: _Window) -> None:
         capacity = self.capacity

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
 from django.db import models, transaction
@@ -13,6 +14,8 @@ from agents.engine.store import MessageSnapshot
 from agents.memory_models import AgentBlock as AgentBlock
 from agents.memory_models import Block as Block
 from agents.memory_models import Passage as Passage
+
+_T = TypeVar("_T")
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Use the tools you are given when they help, "
@@ -114,18 +117,17 @@ class MessageQuerySet(OrgScopedQuerySet):
     # Rows changed or removed in place make their agents' cached windows stale. The bump comes
     # after the change, in its transaction: a window read meanwhile is never older than its key.
     def update(self, **kwargs: Any) -> int:
-        with transaction.atomic():
-            agent_ids = list(self.order_by().values_list("agent_id", flat=True).distinct())
-            changed = super().update(**kwargs)
-            Agent.bump_context_revision(agent_ids)
-        return changed
+        return self._bumping_revisions(super().update, **kwargs)
 
     def delete(self) -> tuple[int, dict[str, int]]:
+        return self._bumping_revisions(super().delete)
+
+    def _bumping_revisions(self, change: Callable[..., _T], **kwargs: Any) -> _T:
         with transaction.atomic():
             agent_ids = list(self.order_by().values_list("agent_id", flat=True).distinct())
-            deleted = super().delete()
+            result = change(**kwargs)
             Agent.bump_context_revision(agent_ids)
-        return deleted
+        return result
 
     def in_context(self, agent: Agent) -> MessageQuerySet:
         """The rows the model sees, in the order it sees them (the summary right after the system row)."""

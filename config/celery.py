@@ -24,7 +24,7 @@ def _announce_sandbox(**kwargs: Any) -> None:
 @worker_init.connect
 def _build_channel_layer(**kwargs: Any) -> None:
     """Build the channel layer before the first run (and before forking the pool's processes):
-    its backend's imports took about 200 ms, which the first run's first tokens waited for."""
+    its backend's imports took about 200 ms, which the first run's first publish waited for."""
     from channels.layers import get_channel_layer
 
     get_channel_layer()

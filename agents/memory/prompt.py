@@ -102,7 +102,8 @@ def numbered_lines(handle: str) -> bool:
 
 # The agent's model and counts in one statement, written out: built with the ORM (two
 # correlated ``Subquery`` counts) it cost more to compile than the rest of a turn's step
-# together (1.1 ms of CPU against 0.1 ms here; issue 15). Names come from the models.
+# together (1.1 ms of CPU against 0.1 ms here; issue 15). Names come from the models; the
+# organization in the WHERE is what ``Agent.objects.for_org`` scoped before.
 _COUNTS_SQL = """
 SELECT a.{model},
     (SELECT COUNT(*) FROM {passage} p WHERE p.{passage_agent} = a.{pk}),

@@ -17,6 +17,7 @@ from agents.context_cache import ContextWindows, WindowShape
 from agents.engine.store import MessageSnapshot
 from agents.models import Agent, Message, MessageRole, Run
 from tests.api.conftest import api_client
+from tests.factories import MessageFactory
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient
@@ -50,23 +51,9 @@ def test_a_turn_sees_the_rows_another_process_appended_since_this_process_read_t
     send(api, claude, "first")
     seq = Message.objects.next_seq(claude.pk)
     # What a turn served by another web process leaves behind.
-    Message.objects.bulk_create(
-        [
-            Message(
-                organization=cast.org_a,
-                agent=claude,
-                seq=seq,
-                role=MessageRole.USER,
-                content=[{"type": "text", "text": "asked elsewhere"}],
-            ),
-            Message(
-                organization=cast.org_a,
-                agent=claude,
-                seq=seq + 1,
-                role=MessageRole.ASSISTANT,
-                content=[{"type": "text", "text": "answered elsewhere"}],
-            ),
-        ]
+    MessageFactory(agent=claude, seq=seq, role=MessageRole.USER, content=[{"type": "text", "text": "asked elsewhere"}])
+    MessageFactory(
+        agent=claude, seq=seq + 1, role=MessageRole.ASSISTANT, content=[{"type": "text", "text": "answered elsewhere"}]
     )
 
     send(api, claude, "second")
