@@ -272,7 +272,7 @@ class ProviderSettings(models.Model):
 
     def clean(self) -> None:
         """An organization's base URL may not point at private, loopback or link-local addresses."""
-        from agents.llm.egress import UnsafeProviderURL, check_provider_url
+        from core.egress import UnsafeProviderURL, check_provider_url
 
         super().clean()
         if self.base_url:

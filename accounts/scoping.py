@@ -8,9 +8,12 @@ tasks and admin pages reach its rows.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from django.db import models
+from django.db.models import Q, QuerySet
+
+from core.errors import NotFound
 
 if TYPE_CHECKING:
     from accounts.models import Organization
@@ -49,3 +52,44 @@ class PublicIdModel(models.Model):
             return uuid.UUID(raw)
         except ValueError:
             return None
+
+
+Order = Literal["asc", "desc"]
+
+
+def page(
+    rows: QuerySet[Any],
+    model: type[PublicIdModel],
+    *,
+    after: str | None,
+    before: str | None,
+    limit: int,
+    order: Order,
+    fields: tuple[str, str] = ("created_at", "pk"),
+    cursor_field: str = "pk",
+) -> list[Any]:
+    """One page of ``rows`` ordered by ``fields`` (creation time, then id); ``after``/``before`` follow that order.
+
+    A cursor is the public id of a ``model`` row, found among ``rows`` through
+    ``cursor_field``; a cursor that is not among them is a 404. Past the end: ``[]``.
+    ``before`` alone answers the ``limit`` rows nearest the cursor (still in ``order``),
+    so a client paging backwards with ``before=<first id>`` skips nothing.
+    """
+    descending = order == "desc"
+    first, second = fields
+    for cursor, later in ((after, True), (before, False)):
+        if not cursor:
+            continue
+        pk = model.parse_public_id(cursor)
+        anchor = rows.filter(**{cursor_field: pk}).values_list(first, second).first() if pk else None
+        if anchor is None:
+            raise NotFound(f"{model.__name__} {cursor} not found")
+        value, tiebreak = anchor
+        newer = Q(**{f"{first}__gt": value}) | Q(**{first: value, f"{second}__gt": tiebreak})
+        older = Q(**{f"{first}__lt": value}) | Q(**{first: value, f"{second}__lt": tiebreak})
+        rows = rows.filter(older if later == descending else newer)
+    ordering = (f"-{first}", f"-{second}") if descending else (first, second)
+    if before and not after:
+        nearest_first = tuple(f.removeprefix("-") if f.startswith("-") else f"-{f}" for f in ordering)
+        return list(reversed(rows.order_by(*nearest_first)[:limit]))
+    return list(rows.order_by(*ordering)[:limit])

@@ -14,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.apps import apps
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.crypto import reencrypt_secret
+from accounts.fields import EncryptedJSONField
 from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
-from accounts.starter import starter_kit_create
-from agents.errors import ApplicationError
+from accounts.signals import organization_created
+from core.errors import ApplicationError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -96,11 +99,12 @@ def _lock_owners(organization: Organization) -> list[Membership]:
 
 
 def organization_create_with_owner(*, name: str, owner: User, slug: str | None = None) -> Organization:
-    """Create an organization, make ``owner`` its first owner, and give it the starter agent."""
+    """Create an organization and make ``owner`` its first owner; ``organization_created`` is sent
+    inside the transaction, so what its receivers add (the starter agent) commits with it or not at all."""
     with transaction.atomic():
         organization = Organization.objects.create(name=name, slug=slug or Organization.unique_slug(name))
         Membership.objects.create(user=owner, organization=organization, role=Role.OWNER)
-        starter_kit_create(organization=organization, created_by=owner)
+        organization_created.send(sender=Organization, organization=organization, owner=owner)
     return organization
 
 
@@ -266,22 +270,24 @@ def api_key_provision(*, organization_slug: str, email: str, name: str) -> Provi
 
 
 def secrets_reencrypt() -> int:
-    """Encrypt every stored secret (provider keys, agents' tool variables) again with the first
-    ``FIELD_ENCRYPTION_KEY``; how many.
+    """Encrypt every stored secret (provider keys, and every ``EncryptedJSONField`` of any app, such
+    as agents' tool variables) again with the first ``FIELD_ENCRYPTION_KEY``; how many rows.
 
     All in one transaction: a row no key can decrypt (``ValueError``) changes nothing.
     """
-    from accounts.crypto import reencrypt_secret
-    from agents.models import Agent
-
     count = 0
     with transaction.atomic():
-        for row in ProviderSettings.objects.select_for_update().exclude(api_key_encrypted=""):
-            row.api_key_encrypted = reencrypt_secret(row.api_key_encrypted)
-            ProviderSettings.objects.filter(pk=row.pk).update(api_key_encrypted=row.api_key_encrypted)
+        for provider in ProviderSettings.objects.select_for_update().exclude(api_key_encrypted=""):
+            provider.api_key_encrypted = reencrypt_secret(provider.api_key_encrypted)
+            ProviderSettings.objects.filter(pk=provider.pk).update(api_key_encrypted=provider.api_key_encrypted)
             count += 1
-        for agent in Agent.objects.select_for_update().only("pk", "tool_env_vars"):
-            # Read with any key, written with the first (``EncryptedJSONField``).
-            Agent.objects.filter(pk=agent.pk).update(tool_env_vars=agent.tool_env_vars)
-            count += 1
+        for model in apps.get_models():
+            fields = [f.name for f in model._meta.concrete_fields if isinstance(f, EncryptedJSONField)]
+            if not fields:
+                continue
+            manager = model._default_manager
+            for row in manager.select_for_update().only("pk", *fields):
+                # Read with any key, written with the first (``EncryptedJSONField``).
+                manager.filter(pk=row.pk).update(**{name: getattr(row, name) for name in fields})
+                count += 1
     return count

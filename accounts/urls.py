@@ -20,5 +20,4 @@ urlpatterns = [
     path("invites/<str:token>/", views.invite_accept, name="invite_accept"),
     path("api-keys/", views.api_key_list, name="api_keys"),
     path("api-keys/<int:pk>/revoke/", views.api_key_revoke, name="api_key_revoke"),
-    path("starter-agent/", views.starter_agent_open, name="starter_agent"),
 ]

@@ -27,7 +27,6 @@ from accounts.forms import ApiKeyForm, InviteForm, LoginForm, OrganizationForm, 
 from accounts.models import ApiKey, Invite, Membership, Organization
 from accounts.signup import SignupLinkInvalid, signup_request
 from accounts.signup import signup_confirm as signup_confirm_link
-from accounts.starter import starter_kit_create
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -251,11 +250,3 @@ def api_key_revoke(request: OrganizationHttpRequest, pk: int) -> HttpResponse:
     services.api_key_revoke(api_key=api_key)
     messages.success(request, f"Revoked {api_key.name}; requests with it are now refused.")
     return redirect("accounts:api_keys")
-
-
-@membership_required
-@require_POST
-def starter_agent_open(request: OrganizationHttpRequest) -> HttpResponse:
-    """The organization's starter agent (made again if it was deleted), opened in the chat."""
-    agent = starter_kit_create(organization=request.organization, created_by=request.user)
-    return redirect("agents:chat", agent_id=agent.public_id)

@@ -24,7 +24,7 @@ from agents.engine.events import (
 )
 from agents.engine.stop import StopReason
 from agents.models import Agent
-from agents.wire import approval_request, chat_row, public_id
+from agents.wire.messages import approval_request, chat_row, public_id
 
 if TYPE_CHECKING:
     from agents.engine.events import EngineEvent

@@ -6,16 +6,20 @@ handler) and to error frames by the WebSocket consumer.
 
 from __future__ import annotations
 
-from typing import Any
+from core.errors import ApplicationError, Conflict, InvalidArgument, NotFound, ValidationFailed
 
-
-class ApplicationError(Exception):
-    status_code: int = 400
-    default_detail: str = "Bad request"
-
-    def __init__(self, detail: Any = None) -> None:
-        self.detail: Any = detail if detail is not None else self.default_detail
-        super().__init__(detail if isinstance(detail, str) else str(self.detail))
+__all__ = [
+    "AgentBusy",
+    "ApplicationError",
+    "Conflict",
+    "InvalidApprovalInput",
+    "InvalidArgument",
+    "InvalidToolCallIds",
+    "NoPendingApproval",
+    "NotFound",
+    "PendingApprovalConflict",
+    "ValidationFailed",
+]
 
 
 class NoPendingApproval(ApplicationError):
@@ -62,28 +66,3 @@ class AgentBusy(ApplicationError):
         "CONFLICT: Another run is already in progress for this agent. "
         "Wait for it to finish or cancel it, then try again."
     )
-
-
-class ValidationFailed(ApplicationError):
-    status_code = 422
-
-
-class NotFound(ApplicationError):
-    status_code = 404
-    default_detail = "Not found"
-
-
-class InvalidArgument(ApplicationError):
-    """Well-formed input that names something we cannot use (Letta's ``INVALID_ARGUMENT``, 400)."""
-
-    status_code = 400
-
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(f"INVALID_ARGUMENT: {message}")
-        self.field = field
-
-
-class Conflict(ApplicationError):
-    """The request clashes with existing state (a tool name already taken, …)."""
-
-    status_code = 409

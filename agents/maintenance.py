@@ -1,7 +1,9 @@
 """Periodic upkeep: end runs whose executor died, and deny approvals that waited too long.
 
-Celery beat runs each as its own task in production (``config.celery``). The embedded
+Celery beat runs each as its own task in production (``CELERY_BEAT_SCHEDULE``). The embedded
 server has no beat: ``config.asgi`` runs ``maintain_periodically`` on the server's loop.
+The tasks keep the names they had before the layout moved them, so a schedule or a queued
+message from an older release still finds them.
 """
 
 from __future__ import annotations
@@ -10,12 +12,23 @@ import asyncio
 import logging
 
 from asgiref.sync import sync_to_async
+from celery import shared_task
 from django.conf import settings
 
-from agents.approval_expiry import expire_pending_approvals
-from agents.sweeper import sweep_stale_runs
+from agents.approvals.expiry import expire_pending_approvals
+from agents.runs.sweeper import sweep_stale_runs
 
 logger = logging.getLogger(__name__)
+
+
+@shared_task(name="agents.sweeper.sweep_stale_runs_task", ignore_result=True)
+def sweep_stale_runs_task() -> int:
+    return sweep_stale_runs()
+
+
+@shared_task(name="agents.approval_expiry.expire_pending_approvals_task", ignore_result=True)
+def expire_pending_approvals_task() -> int:
+    return expire_pending_approvals()
 
 
 def maintain() -> None:

@@ -11,9 +11,9 @@ from accounts.fields import EncryptedJSONField
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
-from agents.memory_models import AgentBlock as AgentBlock
-from agents.memory_models import Block as Block
-from agents.memory_models import Passage as Passage
+from agents.memory.models import AgentBlock as AgentBlock
+from agents.memory.models import Block as Block
+from agents.memory.models import Passage as Passage
 
 _T = TypeVar("_T")
 

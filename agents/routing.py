@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from agents.consumers import AgentChatConsumer, ApprovalInboxConsumer
+from agents.approvals.consumers import ApprovalInboxConsumer
+from agents.chat.consumers import AgentChatConsumer
 
 websocket_urlpatterns = [
     # Channels' URLRouter takes ASGI apps in ``path``; django-stubs allows only views.

@@ -7,12 +7,13 @@ no row the caller can see is ``NotFound`` (404), like any other id of another or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from accounts.scoping import Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
 from agents.models import Agent, Message, MessageRole
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
     import uuid
 
     from accounts.models import Organization
-    from accounts.scoping import PublicIdModel
-
-Order = Literal["asc", "desc"]
 
 
 # --- messages -----------------------------------------------------------------------------
@@ -129,44 +127,6 @@ def _has_tag(tag: str) -> Q | RawSQL:
     )
 
 
-def page(
-    rows: QuerySet[Any],
-    model: type[PublicIdModel],
-    *,
-    after: str | None,
-    before: str | None,
-    limit: int,
-    order: Order,
-    fields: tuple[str, str] = ("created_at", "pk"),
-    cursor_field: str = "pk",
-) -> list[Any]:
-    """One page of ``rows`` ordered by ``fields`` (creation time, then id); ``after``/``before`` follow that order.
-
-    A cursor is the public id of a ``model`` row, found among ``rows`` through
-    ``cursor_field``; a cursor that is not among them is a 404. Past the end: ``[]``.
-    ``before`` alone answers the ``limit`` rows nearest the cursor (still in ``order``),
-    so a client paging backwards with ``before=<first id>`` skips nothing.
-    """
-    descending = order == "desc"
-    first, second = fields
-    for cursor, later in ((after, True), (before, False)):
-        if not cursor:
-            continue
-        pk = model.parse_public_id(cursor)
-        anchor = rows.filter(**{cursor_field: pk}).values_list(first, second).first() if pk else None
-        if anchor is None:
-            raise NotFound(f"{model.__name__} {cursor} not found")
-        value, tiebreak = anchor
-        newer = Q(**{f"{first}__gt": value}) | Q(**{first: value, f"{second}__gt": tiebreak})
-        older = Q(**{f"{first}__lt": value}) | Q(**{first: value, f"{second}__lt": tiebreak})
-        rows = rows.filter(older if later == descending else newer)
-    ordering = (f"-{first}", f"-{second}") if descending else (first, second)
-    if before and not after:
-        nearest_first = tuple(f.removeprefix("-") if f.startswith("-") else f"-{f}" for f in ordering)
-        return list(reversed(rows.order_by(*nearest_first)[:limit]))
-    return list(rows.order_by(*ordering)[:limit])
-
-
 def agent_list(
     *,
     organization: Organization | None,
@@ -203,51 +163,6 @@ def _any(conditions: list[Q | RawSQL]) -> Q:
     for condition in conditions:
         combined |= condition if isinstance(condition, Q) else Q(condition)
     return combined
-
-
-# --- tools --------------------------------------------------------------------------------
-
-
-def tool_get(*, organization: Organization | None, tool_id: str) -> Tool:
-    pk = Tool.parse_public_id(tool_id)
-    tool = Tool.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if tool is None:
-        raise NotFound("Tool not found")
-    return tool
-
-
-def tool_list(
-    *,
-    organization: Organization | None,
-    name: str | None = None,
-    names: Sequence[str] = (),
-    tool_ids: Sequence[str] = (),
-    search: str | None = None,
-    tool_types: Sequence[str] = (),
-    exclude_tool_types: Sequence[str] = (),
-    return_only_letta_tools: bool = False,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 50,
-    order: Order = "desc",
-) -> list[Tool]:
-    """The organization's tools, newest first by default, with Letta's filters."""
-    tools = Tool.objects.for_org(organization)
-    if name:
-        tools = tools.filter(name=name)
-    if names:
-        tools = tools.filter(name__in=names)
-    if tool_ids:
-        tools = tools.filter(pk__in=[pk for pk in map(Tool.parse_public_id, tool_ids) if pk])
-    if search:
-        tools = tools.filter(name__icontains=search)
-    if tool_types:
-        tools = tools.filter(tool_type__in=tool_types)
-    if exclude_tool_types:
-        tools = tools.exclude(tool_type__in=exclude_tool_types)
-    if return_only_letta_tools:
-        tools = tools.filter(tool_type__startswith="letta_")
-    return page(tools, Tool, after=after, before=before, limit=limit, order=order)
 
 
 def agent_tool_list(

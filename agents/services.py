@@ -5,7 +5,7 @@ Keyword-only and transactional. Tool approval has one source of truth, the
 condition), written only by ``agent_set_tool_policy``; Letta's boolean override
 (``requires_approval``) is a view of it. ``requires_approval`` tool rules given by a
 client are turned into policies and never stored in ``Agent.tool_rules``;
-``agents.wire.agent_state`` derives them back.
+``agents.wire.messages.agent_state`` derives them back.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.errors import InvalidArgument, NotFound
-from agents.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
-from agents.handles import split_handle
+from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
+from agents.llm.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
 from tools.models import AgentTool, ApprovalPolicy, Tool, condition_problem, policy_for_override

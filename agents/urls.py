@@ -1,17 +1,19 @@
 from django.urls import path
 
 from agents import views
+from agents.approvals import views as approval_views
+from agents.chat import views as chat_views
 
 app_name = "agents"
 
 urlpatterns = [
     path("", views.agent_list, name="list"),
     path("agents/new/", views.agent_create, name="create"),
-    path("approvals/", views.approvals_inbox, name="approvals"),
-    path("agents/<str:agent_id>/", views.agent_chat, name="chat"),
-    path("agents/<str:agent_id>/history/", views.chat_history, name="chat_history"),
-    path("agents/<str:agent_id>/memory/", views.chat_memory, name="chat_memory"),
-    path("agents/<str:agent_id>/memory/<str:block_id>/", views.chat_block_save, name="chat_block_save"),
+    path("approvals/", approval_views.approvals_inbox, name="approvals"),
+    path("agents/<str:agent_id>/", chat_views.agent_chat, name="chat"),
+    path("agents/<str:agent_id>/history/", chat_views.chat_history, name="chat_history"),
+    path("agents/<str:agent_id>/memory/", chat_views.chat_memory, name="chat_memory"),
+    path("agents/<str:agent_id>/memory/<str:block_id>/", chat_views.chat_block_save, name="chat_block_save"),
     path("agents/<str:agent_id>/archival/", views.agent_archival, name="archival"),
     path(
         "agents/<str:agent_id>/archival/<str:passage_id>/delete/",

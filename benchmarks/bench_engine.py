@@ -76,7 +76,7 @@ def main() -> None:
     from agents.engine.inputs import UserInput
     from agents.llm.base import Completed, TextDelta, Usage
     from agents.models import Agent, Message, Run
-    from agents.turns import open_turn
+    from agents.runs.turns import open_turn
 
     call_command("migrate", verbosity=0)
 

@@ -49,12 +49,12 @@ def main() -> None:
 
     from accounts.models import Organization
     from agents import services
-    from agents.compaction import store_compaction
     from agents.engine.compaction import request_tokens
     from agents.engine.inputs import UserInput
     from agents.llm.base import Completed, TextDelta, Usage
+    from agents.memory.compaction import store_compaction
     from agents.models import Agent, Message, Run
-    from agents.turns import open_turn
+    from agents.runs.turns import open_turn
 
     call_command("migrate", verbosity=0)
 

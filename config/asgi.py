@@ -20,9 +20,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
-from agents.dispatch import bind_server_loop  # noqa: E402
 from agents.maintenance import in_process_upkeep, maintain_periodically  # noqa: E402
 from agents.routing import websocket_urlpatterns  # noqa: E402
+from agents.runs.dispatch import bind_server_loop  # noqa: E402
 from tools.sandbox.selection import announce_sandbox  # noqa: E402
 
 announce_sandbox()

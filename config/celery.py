@@ -8,9 +8,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("agentserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
-# The periodic upkeep's schedule is CELERY_BEAT_SCHEDULE in settings (UPKEEP_BEAT_SECONDS).
-app.conf.update(imports=["agents.sweeper", "agents.approval_expiry"])
+# Every task module, named: the run executor and the periodic upkeep (CELERY_BEAT_SCHEDULE in settings).
+app.conf.update(imports=["agents.runs.tasks", "agents.maintenance"])
 
 
 @worker_init.connect

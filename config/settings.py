@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "accounts",
     "tools",
     "agents",
+    "onboarding",
 ]
 
 MIDDLEWARE = [
@@ -111,7 +112,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.organizations",
-                "agents.context_processors.approvals",
+                "agents.approvals.context_processors.approvals",
             ],
         },
     },
@@ -221,6 +222,13 @@ RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
 RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
 # How often Celery beat (deployments with workers) sweeps dead runs and denies expired approvals.
 UPKEEP_BEAT_SECONDS = env.float("UPKEEP_BEAT_SECONDS", default=30)
+# Built-in tool sets beside the ones ``tools.builtins`` ships (dotted paths to lists of BuiltinTool):
+# the memory tools live with the memory they edit.
+TOOL_BUILTIN_SETS = [
+    "agents.memory.tools.conversation_search.CONVERSATION_TOOLS",
+    "agents.memory.tools.core.MEMORY_TOOLS",
+    "agents.memory.tools.archival.ARCHIVAL_TOOLS",
+]
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
     "expire-pending-approvals": {

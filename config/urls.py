@@ -5,6 +5,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include("agents.api.urls")),
     path("accounts/", include("accounts.urls")),
+    path("accounts/", include("onboarding.urls")),
     path("tools/", include("tools.urls")),
     path("", include("agents.urls")),
 ]

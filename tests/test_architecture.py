@@ -80,7 +80,7 @@ def test_only_the_run_state_module_writes_a_runs_status_stop_reason_error_or_tim
                     ):
                         writers.add(module_name(path))
 
-    assert writers == {"agents.run_state"}
+    assert writers == {"agents.runs.state"}
 
 
 def test_the_rest_package_is_imported_only_by_url_routing() -> None:

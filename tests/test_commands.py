@@ -9,9 +9,9 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIRequestFactory
 
 from accounts.authentication import ApiKeyAuthentication
-from accounts.demo import DEMO_EMAIL, DEMO_PASSWORD
 from accounts.models import ApiKey, Membership, Organization, Role, User
 from agents.models import Agent
+from onboarding.demo import DEMO_EMAIL, DEMO_PASSWORD
 from tests.factories import DEFAULT_PASSWORD
 from tools.models import AgentTool, Tool
 

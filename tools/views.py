@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import get_for_org
 from accounts.decorators import membership_required
-from agents import selectors
+from tools import selectors as tool_selectors
 from tools import services
 from tools.forms import ToolForm, ToolSearchForm, source_error_text
 from tools.models import Tool, ToolKind
@@ -36,7 +36,7 @@ MAX_PREVIEW_SOURCE_CHARS = 200_000
 def tool_list(request: OrganizationHttpRequest) -> HttpResponse:
     search = ToolSearchForm(request.GET)
     query = search.cleaned_data["q"].strip() if search.is_valid() else ""
-    tools = selectors.tool_list(
+    tools = tool_selectors.tool_list(
         organization=request.organization, search=query or None, limit=TOOL_LIST_LIMIT, order="asc"
     )
     tools.sort(key=lambda tool: tool.name)

@@ -13,7 +13,7 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters
 from agents.errors import ValidationFailed
-from agents.wire import agent_state, tool_json
+from agents.wire.messages import agent_state, tool_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

@@ -1,5 +1,5 @@
 """``GET /v1/approvals/pending``: an extension (no Letta counterpart) listing every approval request
-of the organization that waits for a person, newest first (``agents.approval_inbox``)."""
+of the organization that waits for a person, newest first (``agents.approvals.inbox``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from rest_framework.response import Response
 
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.approval_inbox import PendingApproval, pending_approvals
-from agents.wire import letta_timestamp
+from agents.approvals.inbox import PendingApproval, pending_approvals
+from agents.wire.messages import letta_timestamp
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

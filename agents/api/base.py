@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from accounts.access import organization_of
 from agents import selectors
 from agents.errors import ValidationFailed
+from tools import selectors as tool_selectors
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
@@ -106,7 +107,7 @@ class OrgScopedAPIView(APIView):
         return selectors.agent_get(organization=self.organization, agent_id=agent_id, with_tools=with_tools)
 
     def get_tool(self, tool_id: str) -> Tool:
-        return selectors.tool_get(organization=self.organization, tool_id=tool_id)
+        return tool_selectors.tool_get(organization=self.organization, tool_id=tool_id)
 
     # --- query parameters, validated like FastAPI's (422 naming the parameter) -----------
 

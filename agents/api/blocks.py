@@ -12,8 +12,8 @@ from agents.api.base import OrgScopedAPIView
 from agents.api.memory_serializers import BlockCreateInput, BlockOutput, BlockUpdateInput, MemoryOutput
 from agents.api.openapi import cursor_parameters
 from agents.memory import selectors, services
-from agents.memory.wire import block_json, memory_json
-from agents.wire import agent_state
+from agents.wire.memory import block_json, memory_json
+from agents.wire.messages import agent_state
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

@@ -11,7 +11,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from accounts.models import ApiKey
-from agents import run_state
 from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import Later, OrgScopedAPIView, OrgScopedAsyncAPIView
@@ -25,14 +24,15 @@ from agents.api.streaming import (
     stop_reason_json,
     usage_json,
 )
-from agents.context import agent_reset_messages, context_overview
-from agents.dispatch import run_in_background
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import TurnRequest
-from agents.execute import RunExecution, start_inline
-from agents.runs import RunMode, run_start
-from agents.turns import preview_payload
-from agents.wire import agent_state, run_json
+from agents.runs import state as run_state
+from agents.runs.dispatch import run_in_background
+from agents.runs.execute import RunExecution, start_inline
+from agents.runs.preview import agent_reset_messages, context_overview
+from agents.runs.start import RunMode, run_start
+from agents.runs.turns import preview_payload
+from agents.wire.messages import agent_state, run_json
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable

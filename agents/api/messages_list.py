@@ -11,7 +11,7 @@ from agents import selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT
-from agents.wire import letta_messages
+from agents.wire.messages import letta_messages
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

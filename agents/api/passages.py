@@ -14,7 +14,7 @@ from agents.api.memory_serializers import ArchivalSearchOutput, PassageCreateInp
 from agents.api.openapi import LIMIT
 from agents.errors import ValidationFailed
 from agents.memory import archival, selectors
-from agents.memory.wire import passage_json
+from agents.wire.memory import passage_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

@@ -36,7 +36,7 @@ from agents.api.streaming import (
 from agents.broadcast import agent_group
 from agents.engine.events import TurnUsage
 from agents.models import Message, Run, RunStatus
-from agents.wire import letta_messages_for_row, public_id
+from agents.wire.messages import letta_messages_for_row, public_id
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from accounts.access import get_for_org
-from agents import run_state, selectors
+from accounts.scoping import page
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters
@@ -17,7 +17,8 @@ from agents.api.run_stream import run_stream_response
 from agents.api.stream_guard import StreamGuard
 from agents.errors import ValidationFailed
 from agents.models import Agent, Message, Run, RunStatus, Step
-from agents.wire import letta_messages, run_json, step_json
+from agents.runs import state as run_state
+from agents.wire.messages import letta_messages, run_json, step_json
 
 if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
@@ -64,7 +65,7 @@ class RunListView(OrgScopedAPIView):
         if statuses:
             queryset = queryset.filter(status__in=run_statuses(statuses))
         default_order = "asc" if self.query_bool("ascending") else "desc"
-        runs = selectors.page(queryset, Run, **self.cursor(limit=100, order=default_order))
+        runs = page(queryset, Run, **self.cursor(limit=100, order=default_order))
         return Response([run_json(run) for run in runs])
 
 
@@ -105,8 +106,8 @@ class RunMessagesView(OrgScopedAPIView):
         """``limit`` counts stored rows; a row may answer several messages (reasoning, text, calls) of one id."""
         run = get_for_org(Run, self.organization, run_id)
         rows = Message.objects.for_org(self.organization).filter(run=run)
-        page = selectors.page(rows, Message, fields=("seq", "pk"), **self.cursor(limit=100, order="asc"))
-        messages = letta_messages(sorted(page, key=lambda row: row.seq))
+        rows_page = page(rows, Message, fields=("seq", "pk"), **self.cursor(limit=100, order="asc"))
+        messages = letta_messages(sorted(rows_page, key=lambda row: row.seq))
         return Response(messages if self.query_str("order") != "desc" else list(reversed(messages)))
 
 
@@ -119,8 +120,8 @@ class RunStepsView(OrgScopedAPIView):
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
         steps = Step.objects.for_org(self.organization).filter(run=run)
-        page = selectors.page(steps, Step, fields=("number", "pk"), **self.cursor(limit=100, order="asc"))
-        return Response([step_json(step) for step in page])
+        steps_page = page(steps, Step, fields=("number", "pk"), **self.cursor(limit=100, order="asc"))
+        return Response([step_json(step) for step in steps_page])
 
 
 class RunUsageView(OrgScopedAPIView):
@@ -185,8 +186,8 @@ class StepListView(OrgScopedAPIView):
         if self.query_str("agent_id"):
             # An unparsable id is None here: ``agent_id IS NULL`` matches no step (the stubs refuse None).
             steps = steps.filter(agent_id=Agent.parse_public_id(self.query_str("agent_id")))  # type: ignore[misc]
-        page = selectors.page(steps, Step, **self.cursor(limit=50, order="desc"))
-        return Response([step_json(step) for step in page])
+        steps_page = page(steps, Step, **self.cursor(limit=50, order="desc"))
+        return Response([step_json(step) for step in steps_page])
 
 
 class StepDetailView(OrgScopedAPIView):

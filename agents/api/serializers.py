@@ -1,6 +1,6 @@
 """Request bodies (input serializers) and, for the OpenAPI schema, Letta's response shapes.
 
-Responses are rendered by ``agents.wire``; the output serializers here only
+Responses are rendered by ``agents.wire.messages``; the output serializers here only
 describe them. Every optional field accepts ``null`` because the SDK sends explicit
 nulls (``upsert_from_function`` sends ``"args_json_schema": null``); unknown fields
 are ignored, as on Letta.

@@ -27,7 +27,7 @@ from agents.engine.events import (
     ToolCallDeltaEvent,
     TurnUsage,
 )
-from agents.wire import compaction_messages, letta_messages_for_row, message_header, part_otid, row_kind
+from agents.wire.messages import compaction_messages, letta_messages_for_row, message_header, part_otid, row_kind
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -1,4 +1,4 @@
-"""``POST /v1/agents/{id}/summarize``: compact the agent's context now (``agents.compaction``)."""
+"""``POST /v1/agents/{id}/summarize``: compact the agent's context now (``agents.memory.compaction``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.compaction import agent_summarize
+from agents.memory.compaction import agent_summarize
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

@@ -12,12 +12,12 @@ from django.http import JsonResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from agents import selectors
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters
 from agents.errors import Conflict, InvalidArgument
-from agents.wire import tool_json
+from agents.wire.messages import tool_json
+from tools import selectors as tool_selectors
 from tools import services as tool_services
 from tools.models import ToolKind
 from tools.schema import ToolSourceError
@@ -67,7 +67,7 @@ class ToolListView(OrgScopedAPIView):
         responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def get(self, request: Request) -> Response:
-        tools = selectors.tool_list(
+        tools = tool_selectors.tool_list(
             organization=self.organization,
             name=self.query_str("name"),
             names=self.query_list("names"),

@@ -1,5 +1,5 @@
 """Keeping an agent's context within its window: when to compact, what to evict, how to ask
-for the summary. Pure functions over in-context rows; the loop and ``agents.compaction``
+for the summary. Pure functions over in-context rows; the loop and ``agents.memory.compaction``
 call them, the store persists the result.
 
 The in-context rows are the system row, the latest summary (if any), then a contiguous

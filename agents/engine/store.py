@@ -1,6 +1,6 @@
 """What the loop reads and writes, as plain values, and the store protocol it persists through.
 
-The loop never imports the ORM: ``agents.conversation.DjangoConversationStore``
+The loop never imports the ORM: ``agents.runs.store.DjangoConversationStore``
 implements ``ConversationStore`` on the models, tests may use it too.
 """
 

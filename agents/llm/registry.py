@@ -4,7 +4,7 @@ Keys and base URLs come from the organization's ``ProviderSettings`` (encrypted 
 rest), else from settings (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``,
 ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``). The server's own key is never sent to a
 base URL an organization chose: such an organization must give its own key. Such a URL
-must also pass ``agents.llm.egress.check_provider_url`` (no private, loopback or
+must also pass ``core.egress.check_provider_url`` (no private, loopback or
 link-local targets unless the operator allows them) before each call.
 """
 
@@ -19,9 +19,9 @@ from accounts.models import Provider, ProviderSettings
 from agents.llm.anthropic import AnthropicClient
 from agents.llm.base import LLMAuthenticationError, LLMBadRequest
 from agents.llm.demo import DEFAULT_TOKEN_DELAY, DEMO_LABEL, DemoClient
-from agents.llm.egress import UnsafeProviderURL, check_provider_url
 from agents.llm.openai import OpenAIClient
 from agents.llm.retry import DEFAULT_MAX_ATTEMPTS, with_retries
+from core.egress import UnsafeProviderURL, check_provider_url
 
 if TYPE_CHECKING:
     from accounts.models import Organization
@@ -55,7 +55,7 @@ class ProviderNotConfigured(LLMAuthenticationError):
 
 
 class ProviderURLNotAllowed(LLMBadRequest):
-    """The organization's base URL points where the server may not connect (see ``agents.llm.egress``)."""
+    """The organization's base URL points where the server may not connect (see ``core.egress``)."""
 
 
 @dataclass(frozen=True)

@@ -199,5 +199,5 @@ class MemorySection:
 
 
 def memory_source(agent: Agent) -> MemorySection:
-    """What ``agents.turns.model_settings`` puts in ``ModelSettings.memory``."""
+    """What ``agents.runs.turns.model_settings`` puts in ``ModelSettings.memory``."""
     return MemorySection(organization_id=agent.organization_id, agent_id=agent.id)

@@ -12,9 +12,9 @@ from django.db import connection
 from django.db.models import BooleanField, Count, Q
 from django.db.models.expressions import RawSQL
 
+from accounts.scoping import page
 from agents.errors import NotFound
 from agents.models import Agent, AgentBlock, Block, Passage
-from agents.selectors import page
 
 if TYPE_CHECKING:
     from accounts.models import Organization

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from agents.errors import ApplicationError, Conflict, NotFound, ValidationFailed
-from agents.memory_models import DEFAULT_BLOCK_CHAR_LIMIT
+from agents.memory.models import DEFAULT_BLOCK_CHAR_LIMIT
 from agents.models import Agent, AgentBlock, Block
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def memory_updated_payload(
     *, block: Block, agent_ids: Sequence[Any], by: EditedBy, run_id: Any = None, message_id: Any = None
 ) -> dict[str, Any]:
     """The ``memory_updated`` payload: state, not a run event, so it has no ``seq``."""
-    from agents.wire import public_id
+    from agents.wire.messages import public_id
 
     return {
         "type": "memory_updated",

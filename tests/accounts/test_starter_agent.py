@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from accounts import services
-from accounts.starter import STARTER_AGENT_NAME, starter_kit_create
 from agents.models import Agent
+from onboarding.starter import STARTER_AGENT_NAME, starter_kit_create
 from tests.factories import AgentFactory, ToolFactory, UserFactory
 from tools.models import AgentTool, Tool
 
@@ -50,13 +50,13 @@ def test_trying_the_starter_agent_makes_it_again_keeping_the_organizations_own_t
     own = ToolFactory(organization=cast.org_a, name="roll_dice")
     client.force_login(cast.alice)
 
-    response = client.post(reverse("accounts:starter_agent"))
+    response = client.post(reverse("onboarding:starter_agent"))
 
     agent = Agent.objects.for_org(cast.org_a).get(name=STARTER_AGENT_NAME)
     assert response.status_code == 302
     assert response.url == reverse("agents:chat", kwargs={"agent_id": agent.public_id})
     assert Tool.objects.for_org(cast.org_a).filter(name="roll_dice").get() == own
-    assert client.post(reverse("accounts:starter_agent")).url == response.url  # the same agent, not a second one
+    assert client.post(reverse("onboarding:starter_agent")).url == response.url  # the same agent, not a second one
     assert Agent.objects.for_org(cast.org_b).count() == 0
 
 

@@ -10,7 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
-from agents import chat, services
+from agents import services
+from agents.chat import actions as chat
 from agents.models import Agent, Message, Run
 from tests.api.conftest import api_client
 from tests.api.polling import poll

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agents import services
-from agents.context import agent_reset_messages
-from agents.context_cache import ContextWindows, WindowShape
 from agents.engine.store import MessageSnapshot
+from agents.memory.window_cache import ContextWindows, WindowShape
 from agents.models import Agent, Message, MessageRole, Run
+from agents.runs.preview import agent_reset_messages
 from tests.api.conftest import api_client
 from tests.factories import MessageFactory
 

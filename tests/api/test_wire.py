@@ -10,7 +10,7 @@ import pytest
 
 from agents.engine.store import MessageSnapshot
 from agents.models import Run, RunStatus, Step, StepStatus
-from agents.wire import agent_state, letta_messages_for_row, part_otid, run_json, step_json, tool_json
+from agents.wire.messages import agent_state, letta_messages_for_row, part_otid, run_json, step_json, tool_json
 from tests.api.conftest import captured_messages, captured_response
 from tests.conftest import Cast
 from tests.factories import AgentFactory, AgentToolFactory, MessageFactory, RunFactory, ToolFactory

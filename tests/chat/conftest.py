@@ -27,8 +27,8 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 
 from accounts.access import SESSION_ORGANIZATION_KEY
-from agents import dispatch
 from agents.routing import websocket_urlpatterns
+from agents.runs import dispatch
 from tests.api.live_server import LiveServer, start_live_server
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.access import SESSION_ORGANIZATION_KEY
 from agents import services
-from agents.approval_inbox import pending_approvals
+from agents.approvals.inbox import pending_approvals
 from agents.broadcast import publish
 from agents.models import Message
 from tests.chat.conftest import frames_until

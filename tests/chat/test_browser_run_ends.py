@@ -1,4 +1,4 @@
-"""Every end of a run reaches an open tab without a reload (``agents.run_state`` announces each).
+"""Every end of a run reaches an open tab without a reload (``agents.runs.state`` announces each).
 
 A REST cancel of a queued run, a REST cancel of a running run, and the sweeper's
 verdict on a run whose executor died each turn the tab's "working" state into a

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from agents import chat, services
+from agents import services
+from agents.chat import actions as chat
 from agents.engine.completion import StepOutput
 from agents.llm.base import ReasoningDelta, TextDelta
 from agents.models import Message, MessageRole, Run, RunStatus

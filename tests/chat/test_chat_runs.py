@@ -7,7 +7,8 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from agents import chat, services
+from agents import services
+from agents.chat import actions as chat
 from agents.models import Message, Run, RunStatus
 from tests.chat.conftest import finished, frames_until, open_chat
 from tests.factories import MessageFactory, RunFactory, ToolFactory

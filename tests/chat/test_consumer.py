@@ -8,7 +8,7 @@ from django.utils import timezone
 from accounts.models import Membership, User
 from agents import services
 from agents.broadcast import publish
-from agents.consumers import SERVER_FAULT
+from agents.chat.consumers import SERVER_FAULT
 from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
 from tests.chat.conftest import finished, frames_until, open_chat
@@ -216,7 +216,7 @@ async def test_cancel_ends_a_run_that_has_not_started_and_tells_every_tab(chat_a
 
 
 async def test_a_server_fault_is_an_error_frame_and_the_socket_stays_open(chat_app, cast, agent, monkeypatch):
-    from agents import chat
+    from agents.chat import actions as chat
 
     def broken(**kwargs):
         raise ConnectionError("the database went away")
@@ -235,7 +235,7 @@ async def test_a_server_fault_is_an_error_frame_and_the_socket_stays_open(chat_a
 
 
 async def test_a_message_to_a_busy_agent_is_refused_as_on_rest_and_starts_nothing(chat_app, cast, agent):
-    """The busy rule of ``agents.runs.run_start``: the same detail as the REST 409 (tests/runs)."""
+    """The busy rule of ``agents.runs.start.run_start``: the same detail as the REST 409 (tests/runs)."""
     await database_sync_to_async(RunFactory)(agent=agent, status=RunStatus.RUNNING, heartbeat_at=timezone.now())
     communicator, _, _ = await open_chat(chat_app, cast.alice, agent, organization=cast.org_a)
 
@@ -261,7 +261,7 @@ async def test_a_member_removed_from_the_organization_is_disconnected_at_their_n
 async def test_a_deactivated_user_stops_receiving_events_within_the_recheck_interval(
     chat_app, cast, agent, monkeypatch
 ):
-    monkeypatch.setattr("agents.consumers.ACCESS_RECHECK_SECONDS", 0.0)
+    monkeypatch.setattr("agents.chat.consumers.ACCESS_RECHECK_SECONDS", 0.0)
     communicator, _, _ = await open_chat(chat_app, cast.bob, agent, organization=cast.org_a)
     await database_sync_to_async(User.objects.filter(pk=cast.bob.pk).update)(is_active=False)
 

@@ -10,11 +10,11 @@ from django.utils import timezone
 from agents.broadcast import agent_group
 from agents.engine.inputs import TurnRequest
 from agents.errors import AgentBusy
-from agents.execute import execute_queued
 from agents.models import Agent, Run, RunStatus
-from agents.run_state import SWEPT_EVENT_SEQ
-from agents.runs import RunMode, run_start
-from agents.sweeper import stale_after, sweep_stale_runs
+from agents.runs.execute import execute_queued
+from agents.runs.start import RunMode, run_start
+from agents.runs.state import SWEPT_EVENT_SEQ
+from agents.runs.sweeper import stale_after, sweep_stale_runs
 from config.celery import app as celery_app
 from tests.chat.conftest import IN_MEMORY_LAYER
 from tests.factories import AgentFactory, MessageFactory, RunFactory
@@ -144,7 +144,8 @@ def test_celery_beat_runs_the_sweeper_and_the_worker_knows_the_task():
 
     assert len(entries) == 1
     assert entries[0]["schedule"] <= stale_after().total_seconds()
-    assert "agents.sweeper" in celery_app.conf.imports
+    celery_app.loader.import_default_modules()  # what a worker imports at start
+    assert "agents.sweeper.sweep_stale_runs_task" in celery_app.tasks
 
 
 def test_a_duplicate_delivery_of_a_claimed_run_does_nothing():
@@ -175,7 +176,7 @@ def test_a_run_is_ended_even_when_its_tabs_cannot_be_told(monkeypatch, django_ca
     async def unreachable(agent_id, payloads):
         raise ConnectionError("the channel layer is down")
 
-    monkeypatch.setattr("agents.run_state.publish", unreachable)
+    monkeypatch.setattr("agents.runs.state.publish", unreachable)
 
     with django_capture_on_commit_callbacks(execute=True):
         swept = sweep_stale_runs()

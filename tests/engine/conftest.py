@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from agents.conversation import DjangoConversationStore
 from agents.engine.context import ModelSettings
 from agents.engine.events import EngineEvent
 from agents.engine.inputs import TurnInput
 from agents.engine.loop import TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.models import Agent, Message, Run
+from agents.runs.store import DjangoConversationStore
 from tests.factories import AgentFactory, OrganizationFactory
 from tests.fakes import RecordingToolRunner, ScriptedLLM
 from tools.base import ToolContext, ToolSpec

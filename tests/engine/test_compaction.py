@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 import pytest
 from asgiref.sync import sync_to_async
 
-from agents.conversation import DjangoConversationStore
 from agents.engine.compaction import SUMMARY_NOTICE, is_summary, plan_compaction, request_tokens, summary_of
 from agents.engine.context import ModelSettings
 from agents.engine.events import MessageEvent
@@ -20,6 +19,7 @@ from agents.engine.store import MessageSnapshot
 from agents.llm.base import LLMContextWindowExceeded, LLMEvent, LLMRequest
 from agents.llm.demo import DemoClient
 from agents.models import Agent, Message, Run
+from agents.runs.store import DjangoConversationStore
 from tests.engine.test_turn_loop import finished
 from tests.fakes import reply
 from tools.base import ToolContext

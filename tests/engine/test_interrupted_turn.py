@@ -13,7 +13,7 @@ from agents.engine.events import TextDeltaEvent
 from agents.engine.inputs import UserInput
 from agents.llm.demo import DemoClient
 from agents.models import Run
-from agents.turns import open_turn
+from agents.runs.turns import open_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -41,7 +41,7 @@ def test_a_turn_costs_the_same_queries_with_a_long_history_as_with_a_short_one()
 def test_a_context_reset_keeps_old_rows_out_of_the_model_request():
     harness = Harness(async_to_sync(make_agent)(), STANDARD_TOOLS)
     add_history(harness, 3)
-    from agents.context import agent_reset_messages
+    from agents.runs.preview import agent_reset_messages
 
     agent_reset_messages(agent=harness.agent)
     harness.agent.refresh_from_db()

@@ -15,7 +15,7 @@ from agents import services
 from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import ApprovalInput, ApprovalItem, UserInput
 from agents.models import Message, Run, Step
-from agents.turns import open_turn
+from agents.runs.turns import open_turn
 from tests.factories import OrganizationFactory
 from tests.fake_llm.script import Fault, Reply
 from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE

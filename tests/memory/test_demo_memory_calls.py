@@ -6,14 +6,14 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agents import services
+from agents.chat.views import demo_suggestions
 from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import UserInput
 from agents.llm.base import ToolSchema
 from agents.llm.intents import example_call, memory_blocks_in
 from agents.memory.prompt import BlockView, compile_blocks
 from agents.models import Agent, Block, Run
-from agents.turns import open_turn
-from agents.views import demo_suggestions
+from agents.runs.turns import open_turn
 from tests.factories import OrganizationFactory
 from tools.builtins import default_registry
 

@@ -9,12 +9,12 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError
 
 from agents import services
-from agents.conversation import DjangoConversationStore
 from agents.engine.batch import STALE_RESULT, BatchRunner
 from agents.engine.rules import ToolRules
 from agents.engine.store import MessageDraft
 from agents.memory import services as memory_services
 from agents.models import Agent, Block, Message, Passage
+from agents.runs.store import DjangoConversationStore
 from tests.factories import OrganizationFactory, RunFactory
 from tests.memory.tool_calls import run_tool, store_result
 from tests.tools.helpers import FAST_LIMITS

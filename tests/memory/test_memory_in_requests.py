@@ -1,6 +1,6 @@
 """The memory section reaches the model: asserted on the requests the fake model server received.
 
-``agents.turns.model_settings`` sets ``ModelSettings.memory`` and the loop builds each step's
+``agents.runs.turns.model_settings`` sets ``ModelSettings.memory`` and the loop builds each step's
 request with ``build_step_request``, so the section is compiled from the rows at every step.
 """
 
@@ -16,7 +16,7 @@ from agents import services
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import UserInput
 from agents.models import Agent, Run
-from agents.turns import open_turn
+from agents.runs.turns import open_turn
 from tests.api.conftest import api_client
 from tests.factories import OrganizationFactory
 from tests.fake_llm.script import Reply

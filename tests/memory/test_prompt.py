@@ -8,13 +8,13 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from agents import services
-from agents.context import agent_reset_messages
 from agents.engine.context import ModelSettings, build_request, build_step_request
 from agents.engine.store import MessageSnapshot
 from agents.memory import services as memory_services
 from agents.memory.archival import passage_insert
 from agents.memory.prompt import BlockView, compile_memory, memory_for_agent, memory_source
 from agents.models import Agent, Block, Message, MessageRole
+from agents.runs.preview import agent_reset_messages
 from tests.factories import OrganizationFactory
 
 EXPECTED = """\

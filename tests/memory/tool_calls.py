@@ -11,10 +11,10 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 
-from agents.conversation import DjangoConversationStore
 from agents.engine.batch import tool_result
 from agents.engine.store import MessageDraft, MessageSnapshot
 from agents.models import Agent, Run
+from agents.runs.store import DjangoConversationStore
 from tests.factories import RunFactory
 from tests.tools.helpers import FAST_LIMITS
 from tools.base import ToolContext, ToolOutcome, ToolSpec

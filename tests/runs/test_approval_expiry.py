@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from agents import services
-from agents.approval_expiry import expire_pending_approvals
+from agents.approvals.expiry import expire_pending_approvals
 from agents.models import Message, Run
 from tests.api.polling import poll
 from tests.factories import MessageFactory

@@ -1,4 +1,4 @@
-"""``agents.runs.run_start``: one busy rule, the same answer on every transport (DESIGN §14)."""
+"""``agents.runs.start.run_start``: one busy rule, the same answer on every transport (DESIGN §14)."""
 
 from __future__ import annotations
 

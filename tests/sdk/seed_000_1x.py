@@ -6,7 +6,7 @@ module-level constants (fixed ``otid``s included), calls and assertions, with 1.
 ``MessageCreate`` / ``ApprovalCreate``, ``agents.update`` for ``modify``,
 ``tools.update_approval(body_requires_approval=)`` for ``modify_approval``, ``.items``
 of a list page, attributes of typed ``tool_calls`` / ``tool_returns`` / ``approvals``.
-1.x has no ``agents.context.retrieve``: those checks are left out. The seed's patched
+1.x has no ``agents.runs.preview.retrieve``: those checks are left out. The seed's patched
 model error is a fault scripted on the fake model.
 
 The flows also run with an ``openai/…`` model (``ctx.model``). The seed expects a

@@ -35,7 +35,7 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
 import django
 django.setup()
 from django.conf import settings
-from accounts.demo import demo_api_key
+from onboarding.demo import demo_api_key
 s = settings
 print(json.dumps({
     "session_secure": s.SESSION_COOKIE_SECURE,

@@ -20,7 +20,7 @@ from agents.llm.base import LLMBadRequest, LLMConnectionError, LLMError
 from agents.llm.connections import close_shared_clients
 from agents.llm.openai import OpenAIClient
 from agents.llm.registry import ProviderURLNotAllowed, get_llm_client
-from agents.wire import agent_state
+from agents.wire.messages import agent_state
 from tests.factories import OrganizationFactory, UserFactory
 from tests.fake_llm.script import Fault, Reply
 from tests.llm.helpers import make_request

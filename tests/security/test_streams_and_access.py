@@ -286,8 +286,8 @@ async def test_an_expired_key_closes_its_stream_at_the_next_periodic_recheck(cas
 async def _chat_app(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Any:
     from channels.routing import URLRouter
 
-    from agents import dispatch
     from agents.routing import websocket_urlpatterns
+    from agents.runs import dispatch
 
     settings.RUN_EXECUTOR = "inprocess"
     monkeypatch.setattr(dispatch, "_server_loop", None)
@@ -309,7 +309,7 @@ async def _open_chat_with_session(app: Any, user: User, cast: Cast) -> tuple[Web
 
 async def test_removing_a_member_closes_their_chat_socket_without_waiting_for_a_frame(cast, settings, monkeypatch):
     settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
-    monkeypatch.setattr("agents.consumers.ACCESS_RECHECK_SECONDS", 3600)
+    monkeypatch.setattr("agents.chat.consumers.ACCESS_RECHECK_SECONDS", 3600)
     communicator, _ = await _open_chat_with_session(await _chat_app(monkeypatch, settings), cast.bob, cast)
 
     await database_sync_to_async(Membership.objects.filter(user=cast.bob, organization=cast.org_a).delete)()
@@ -319,7 +319,7 @@ async def test_removing_a_member_closes_their_chat_socket_without_waiting_for_a_
 
 async def test_logging_out_closes_the_sessions_chat_socket_at_once(cast, settings, monkeypatch):
     settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
-    monkeypatch.setattr("agents.consumers.ACCESS_RECHECK_SECONDS", 3600)
+    monkeypatch.setattr("agents.chat.consumers.ACCESS_RECHECK_SECONDS", 3600)
     communicator, store = await _open_chat_with_session(await _chat_app(monkeypatch, settings), cast.alice, cast)
     browser = AsyncClient()
     browser.cookies[django_settings.SESSION_COOKIE_NAME] = store.session_key

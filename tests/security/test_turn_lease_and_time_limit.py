@@ -18,11 +18,11 @@ from django.utils import timezone
 from agents import services
 from agents.engine.inputs import TurnRequest
 from agents.errors import ApplicationError
-from agents.execute import start_inline
 from agents.llm.demo import DemoClient
 from agents.models import Agent, Run, RunStatus
-from agents.runs import RunMode, run_start
-from agents.sweeper import sweep_stale_runs
+from agents.runs.execute import start_inline
+from agents.runs.start import RunMode, run_start
+from agents.runs.sweeper import sweep_stale_runs
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

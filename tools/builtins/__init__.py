@@ -1,29 +1,41 @@
 """Built-in server tools, listed explicitly in ``default_registry``.
 
-Working: ``send_message``, ``conversation_search``, the core memory tools
-(``tools.builtins.memory``), archival memory (``tools.builtins.archival``), ``run_code``
-(Python, sandboxed) and ``get_current_time`` (ours). Listed but answering with an honest
-error: the rest of Letta's ``add-base-tools`` set (files, multi-agent, sleep-time and web
-tools), see ``tools.builtins.unavailable``.
+Working: ``send_message``, ``run_code`` (Python, sandboxed) and ``get_current_time`` (ours),
+plus the sets ``TOOL_BUILTIN_SETS`` names: the memory tools, which live with the memory they
+edit (``agents.memory.tools``), so this package needs nothing of ``agents``. Listed but
+answering with an honest error: the rest of Letta's ``add-base-tools`` set (files,
+multi-agent, sleep-time and web tools), see ``tools.builtins.unavailable``.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
-from tools.builtins.archival import ARCHIVAL_TOOLS
+from django.conf import settings
+from django.utils.module_loading import import_string
+
 from tools.builtins.base import BuiltinRegistry, BuiltinTool
 from tools.builtins.clock import GET_CURRENT_TIME
-from tools.builtins.conversation_search import CONVERSATION_SEARCH
-from tools.builtins.memory import MEMORY_TOOLS
 from tools.builtins.messaging import SEND_MESSAGE
 from tools.builtins.run_code import run_code_tool
 from tools.builtins.unavailable import unavailable_tools
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tools.sandbox.base import SandboxBackend
 
 __all__ = ["BuiltinRegistry", "BuiltinTool", "default_registry"]
+
+
+@cache
+def _installed_sets(paths: tuple[str, ...]) -> tuple[BuiltinTool, ...]:
+    found: list[BuiltinTool] = []
+    for path in paths:
+        tools: Sequence[BuiltinTool] = import_string(path)
+        found.extend(tools)
+    return tuple(found)
 
 
 def default_registry(*, sandbox: SandboxBackend | None = None) -> BuiltinRegistry:
@@ -31,9 +43,7 @@ def default_registry(*, sandbox: SandboxBackend | None = None) -> BuiltinRegistr
     return BuiltinRegistry(
         [
             SEND_MESSAGE,
-            CONVERSATION_SEARCH,
-            *MEMORY_TOOLS,
-            *ARCHIVAL_TOOLS,
+            *_installed_sets(tuple(settings.TOOL_BUILTIN_SETS)),
             run_code_tool(sandbox),
             GET_CURRENT_TIME,
             *unavailable_tools(),

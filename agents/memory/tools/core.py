@@ -16,7 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import transaction
 
+from agents.memory import services
+from agents.memory.services import BlockEditError, memory_edit
 from tools.base import Staged, StaleWrite, ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
@@ -53,9 +56,6 @@ async def _stage(change: Callable[[Any], object], value: Any) -> Staged:
     transaction that stores the result. Refused then, the data changed meanwhile: ``StaleWrite``,
     and the call runs again.
     """
-    from django.db import transaction
-
-    from agents.memory.services import BlockEditError
 
     def rehearse() -> None:
         try:
@@ -80,7 +80,6 @@ async def _stage(change: Callable[[Any], object], value: Any) -> Staged:
 async def _edit(
     context: ToolContext, label: str, edit: Callable[[str], str], value: Any, *, create_missing: bool = False
 ) -> Staged:
-    from agents.memory.services import memory_edit
 
     def change(message_id: Any) -> None:
         memory_edit(
@@ -191,8 +190,6 @@ def _required(arguments: dict[str, Any], name: str, command: str) -> str:
 
 
 async def _memory(arguments: dict[str, Any], context: ToolContext) -> Staged:
-    from agents.memory import services
-
     command = arguments["command"]
     if command not in MEMORY_COMMANDS:
         raise ToolError(f"Unknown command {command!r}; use one of {', '.join(MEMORY_COMMANDS)}.")
@@ -246,8 +243,6 @@ async def _memory(arguments: dict[str, Any], context: ToolContext) -> Staged:
 
 
 def _block_error(message: str) -> Exception:
-    from agents.memory.services import BlockEditError
-
     return BlockEditError(message)
 
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone
 
 from agents.engine.compaction import summary_from_text
-from agents.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
-from agents.memory.wire import blocks_json, memory_json
+from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
 from agents.models import MessageRole, RunStatus
+from agents.wire.memory import blocks_json, memory_json
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -3,8 +3,8 @@ streamed and async REST views).
 
 ``run_start`` sweeps the agent's dead runs, applies the busy rule, checks the input
 against the conversation's state, and creates the run in one transaction; then it
-either returns the run for the caller to execute inline (``agents.execute``) or
-hands it to a worker once the transaction commits (``agents.dispatch``).
+either returns the run for the caller to execute inline (``agents.runs.execute``) or
+hands it to a worker once the transaction commits (``agents.runs.dispatch``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from agents import dispatch
 from agents.engine.state import check_turn_input
 from agents.errors import AgentBusy
 from agents.models import Agent, Message, Run, RunTransport
-from agents.sweeper import sweep_stale_runs
-from agents.turns import tool_specs, with_client_tools
+from agents.runs import dispatch
+from agents.runs.sweeper import sweep_stale_runs
+from agents.runs.turns import tool_specs, with_client_tools
 
 if TYPE_CHECKING:
     from accounts.models import ApiKey, User

@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from accounts.demo import DEMO_PASSWORD, demo_seed
+from onboarding.demo import DEMO_PASSWORD, demo_seed
 
 
 class Command(BaseCommand):

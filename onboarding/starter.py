@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from accounts.demo import DEMO_MODEL, GET_SECRET_CODE_SOURCE, ROLL_DICE_SOURCE
 from accounts.models import Organization, User
 from agents import services as agent_services
 from agents.models import Agent
+from onboarding.demo import DEMO_MODEL, GET_SECRET_CODE_SOURCE, ROLL_DICE_SOURCE
 from tools.models import Tool
 from tools.services import tool_upsert_from_source
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from agents.approval_inbox import pending_approval_count
+from agents.approvals.inbox import pending_approval_count
 
 if TYPE_CHECKING:
     from django.http import HttpRequest

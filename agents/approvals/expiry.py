@@ -4,8 +4,7 @@ Off unless set: an organization's ``approval_expiry_minutes`` is the default, an
 value wins. An expired request is answered like any other, through ``run_start``: every
 gated call is denied with the reason "Approval expired after N minutes", the turn goes on
 so the model can answer, and open tabs see it live. Celery beat calls
-``expire_pending_approvals_task``; the embedded server calls ``expire_pending_approvals``
-on the sweeper's timer (``agents.dispatch``).
+it through ``agents.maintenance``; the embedded server on the sweeper's timer.
 """
 
 from __future__ import annotations
@@ -13,14 +12,13 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from celery import shared_task
 from django.db.models import Q
 from django.utils import timezone
 
 from agents.engine.inputs import ApprovalCreate, ApprovalItem, ToolReturnItem, TurnRequest
 from agents.errors import ApplicationError
 from agents.models import Agent, RunTransport
-from agents.runs import RunMode, run_start
+from agents.runs.start import RunMode, run_start
 from agents.selectors import pending_approval_row
 
 logger = logging.getLogger(__name__)
@@ -67,9 +65,3 @@ def expire_pending_approvals(*, now: datetime | None = None) -> int:
         answered += 1
         logger.info("Approval request %s of agent %s expired after %s minutes", waiting.pk, agent.pk, minutes)
     return answered
-
-
-@shared_task(ignore_result=True)
-def expire_pending_approvals_task() -> int:
-    """Celery beat's entry point (``config.celery``)."""
-    return expire_pending_approvals()

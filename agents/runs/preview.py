@@ -13,9 +13,9 @@ from agents.engine.context import build_request, tool_schemas
 from agents.errors import AgentBusy
 from agents.memory.prompt import memory_for_agent
 from agents.models import Agent, Message, MessageRole, Passage
+from agents.runs.turns import model_settings, tool_specs
 from agents.services import login_message_text
-from agents.turns import model_settings, tool_specs
-from agents.wire import letta_timestamp
+from agents.wire.messages import letta_timestamp
 
 if TYPE_CHECKING:
     from agents.llm.base import Turn

@@ -2,7 +2,7 @@
 
 Runs are enqueued only after the transaction that created them commits, and
 carry nothing but their id. In the embedded default (``RUN_EXECUTOR=inprocess``)
-the same ``agents.execute.execute_queued`` runs on the server's event loop, so the
+the same ``agents.runs.execute.execute_queued`` runs on the server's event loop, so the
 in-memory channel layer reaches the consumers of this process.
 """
 
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import transaction
 
-from agents.execute import execute_queued
-from agents.tasks import execute_run_task
+from agents.runs.execute import execute_queued
+from agents.runs.tasks import execute_run_task
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine

@@ -1,6 +1,6 @@
 """Wire the engine to one agent's rows: collaborators from the database, and the one way to run a turn.
 
-``agents.execute`` calls ``open_turn`` for every run, whatever its transport.
+``agents.runs.execute`` calls ``open_turn`` for every run, whatever its transport.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, cast
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from agents.conversation import DjangoConversationStore
 from agents.engine.approvals import DecisionAuthor
 from agents.engine.context import ModelSettings
 from agents.engine.inputs import ClientTool, TurnInput
@@ -20,6 +19,7 @@ from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client
 from agents.memory.prompt import memory_source
 from agents.models import Message, RunTransport
+from agents.runs.store import DjangoConversationStore
 from agents.services import agent_set_tool_approval
 from tools.base import ToolContext, ToolSpec
 from tools.runtime import DefaultToolRunner, tool_spec_for

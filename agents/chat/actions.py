@@ -1,9 +1,9 @@
 """What the browser chat does: read a page of history, resync a tab, and start or stop runs.
 
 The WebSocket consumer and the chat's JSON view call exactly one of these. Runs
-start through ``agents.runs.run_start`` like every other transport's, and stop
-through ``agents.run_state``. Rows travel in one shape everywhere
-(``agents.wire.chat_row``): ``{"row": {"id", "seq", "role", "kind"}, "messages":
+start through ``agents.runs.start.run_start`` like every other transport's, and stop
+through ``agents.runs.state``. Rows travel in one shape everywhere
+(``agents.wire.messages.chat_row``): ``{"row": {"id", "seq", "role", "kind"}, "messages":
 [LettaMessage, ...]}``, the shape of a ``message`` event payload. Pages and syncs
 carry the agent's ``pending_approval`` (the approval request waiting for a
 person, or ``null``) and each run's ``status``, so the page never re-derives them.
@@ -20,8 +20,6 @@ from django.db.models import Exists, OuterRef
 
 from accounts.access import membership_for
 from accounts.models import Membership
-from agents import run_state
-from agents.context import context_overview
 from agents.engine.inputs import (
     ApprovalCreate,
     ApprovalItem,
@@ -34,10 +32,12 @@ from agents.errors import ApplicationError
 from agents.memory.selectors import agent_blocks
 from agents.memory.services import panel_block
 from agents.models import Agent, Message, MessageRole, Run, RunStatus, RunTransport, Step
-from agents.runs import RunMode, run_start
+from agents.runs import state as run_state
+from agents.runs.preview import context_overview
+from agents.runs.start import RunMode, run_start
+from agents.runs.sweeper import sweep_stale_runs
 from agents.selectors import message_list, pending_approval_row
-from agents.sweeper import sweep_stale_runs
-from agents.wire import approval_request, chat_row, public_id, row_kind
+from agents.wire.messages import approval_request, chat_row, row_kind
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -253,9 +253,5 @@ def chat_regenerate(*, agent: Agent, user: User) -> Run:
 
 
 def chat_cancel(*, agent: Agent) -> list[Run]:
-    """Stop the agent's active runs; every tab hears of each end (``agents.run_state``)."""
+    """Stop the agent's active runs; every tab hears of each end (``agents.runs.state``)."""
     return run_state.cancel_agent_runs(agent=agent)
-
-
-def public_run_ids(runs: Iterable[Run]) -> list[str]:
-    return [public_id("run", run.id) or "" for run in runs]

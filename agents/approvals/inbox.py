@@ -15,7 +15,7 @@ from django.db.models import Exists, OuterRef, Subquery
 
 from agents.engine import approvals as approval_rules
 from agents.models import Agent, Message, MessageRole, Run
-from agents.wire import approval_request, letta_timestamp
+from agents.wire.messages import approval_request, letta_timestamp
 from tools.models import AgentTool
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from agents.memory.recall import DEFAULT_ROLES, message_search
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
@@ -25,8 +26,6 @@ SEARCHABLE_ROLES = ("assistant", "user", "tool")
 
 
 async def _conversation_search(arguments: dict[str, Any], context: ToolContext) -> str:
-    from agents.memory.recall import DEFAULT_ROLES, message_search
-
     query = str(arguments["query"])
     roles = arguments.get("roles") or list(DEFAULT_ROLES)
     limit = min(max(int(arguments.get("limit") or DEFAULT_LIMIT), 1), MAX_LIMIT)
@@ -115,3 +114,5 @@ CONVERSATION_SEARCH = BuiltinTool(
     run=_conversation_search,
     enable_parallel_execution=True,
 )
+
+CONVERSATION_TOOLS = [CONVERSATION_SEARCH]

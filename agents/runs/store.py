@@ -14,11 +14,11 @@ from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
-from agents import run_state
-from agents.compaction import store_compaction
-from agents.context_cache import WindowShape, context_windows
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.memory.compaction import store_compaction
+from agents.memory.window_cache import WindowShape, context_windows
 from agents.models import Agent, Message, Run, Step, StepStatus
+from agents.runs import state as run_state
 
 if TYPE_CHECKING:
     from agents.broadcast import EventPublisher

@@ -1,15 +1,15 @@
 """End runs whose executor died, so no run stays "running" and no agent stays locked.
 
 A live run refreshes ``Run.heartbeat_at`` together with the agent's turn lease
-(``agents.conversation``: every third of ``AGENT_TURN_LOCK_SECONDS`` while it
+(``agents.runs.store``: every third of ``AGENT_TURN_LOCK_SECONDS`` while it
 streams, steps or runs tools). A run whose heartbeat is older than
 ``stale_after()`` (twice the lease, 120 s by default; ``RUN_STALE_SECONDS``
 overrides it) lost its executor: a killed Celery worker, a restarted server.
-The sweeper picks it out; ``agents.run_state.end_stale`` fails it with a clear error,
+The sweeper picks it out; ``agents.runs.state.end_stale`` fails it with a clear error,
 releases the lease it held and tells the agent's tabs. A queued run nobody claimed is swept the same way once
 it is older than ``queue_timeout()``.
 
-Celery beat calls ``sweep_stale_runs_task`` (``config.celery``); starting a run sweeps
+Celery beat calls it (``agents.maintenance``); starting a run sweeps
 that agent's runs first, and so does a tab that resyncs.
 """
 
@@ -19,14 +19,13 @@ import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from celery import shared_task
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from agents import run_state
-from agents.conversation import lock_ttl
 from agents.models import Run, RunStatus
+from agents.runs import state as run_state
+from agents.runs.store import lock_ttl
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -68,7 +67,7 @@ def _unclaimed(cutoff: datetime) -> Q:
 def sweep_stale_runs(*, agent_id: Any = None, now: datetime | None = None) -> int:
     """End every run whose executor is gone (only ``agent_id``'s when given); returns how many.
 
-    ``agents.run_state.end_stale`` ends each with a conditional update that re-checks its
+    ``agents.runs.state.end_stale`` ends each with a conditional update that re-checks its
     staleness, so a run that heart-beats (or finishes) meanwhile is left alone and two
     sweepers never both end one run.
     """
@@ -87,9 +86,3 @@ def sweep_stale_runs(*, agent_id: Any = None, now: datetime | None = None) -> in
             swept += 1
             logger.warning("Swept run %s of agent %s: %s", run.pk, run.agent_id, error)
     return swept
-
-
-@shared_task(ignore_result=True)
-def sweep_stale_runs_task() -> int:
-    """Celery beat's entry point (``config.celery``)."""
-    return sweep_stale_runs()

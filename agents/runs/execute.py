@@ -2,9 +2,9 @@
 
 Every run goes through here: the blocking and streamed REST calls execute inline
 (``start_inline``), the chat's and ``messages/async``'s runs in a worker or this
-process (``execute_queued``, called by ``agents.tasks`` and ``agents.dispatch``).
+process (``execute_queued``, called by ``agents.runs.tasks`` and ``agents.runs.dispatch``).
 So every open tab sees every run live, whichever transport started it. A run's
-end is announced by ``agents.run_state`` (through the run's publisher, after its
+end is announced by ``agents.runs.state`` (through the run's publisher, after its
 last deltas); this module publishes everything before it.
 """
 
@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from agents import run_state
 from agents.broadcast import EventPublisher
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.engine.stop import StopReason
 from agents.errors import ApplicationError, Conflict
-from agents.turns import open_turn
+from agents.runs import state as run_state
+from agents.runs.turns import open_turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

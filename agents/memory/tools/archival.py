@@ -8,22 +8,19 @@ through the calling agent of the calling organization.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
 
+from agents.memory.archival import passage_insert, passage_search, search_result
+from agents.models import Agent
 from tools.base import Staged, ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
-
-if TYPE_CHECKING:
-    from agents.models import Agent
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
 
 def _agent(context: ToolContext) -> Agent:
-    from agents.models import Agent
-
     agent = Agent.objects.for_org(context.organization_id).filter(pk=context.agent_id).first()
     if agent is None:
         raise ToolError("The calling agent was not found.")
@@ -42,8 +39,6 @@ def _when(value: Any, name: str) -> datetime | None:
 
 async def _archival_memory_insert(arguments: dict[str, Any], context: ToolContext) -> Staged:
     """The passage is staged: it is stored in the transaction that stores the call's result."""
-    from agents.memory.archival import passage_insert
-
     content = str(arguments["content"])
     if not content.strip():
         raise ToolError("content may not be empty.")
@@ -53,8 +48,6 @@ async def _archival_memory_insert(arguments: dict[str, Any], context: ToolContex
 
 
 async def _archival_memory_search(arguments: dict[str, Any], context: ToolContext) -> list[dict[str, Any]] | str:
-    from agents.memory.archival import passage_search, search_result
-
     mode: Literal["any", "all"] = arguments.get("tag_match_mode") or "any"  # the model may send anything: checked next
     if mode not in ("any", "all"):
         raise ToolError("tag_match_mode must be 'any' or 'all'.")
