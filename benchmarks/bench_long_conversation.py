@@ -49,9 +49,9 @@ def main() -> None:
 
     from accounts.models import Organization
     from agents import services
-    from agents.engine.compaction import request_tokens
     from agents.engine.inputs import UserInput
     from agents.llm.base import Completed, TextDelta, Usage
+    from agents.llm.tokens import request_tokens
     from agents.memory.compaction import store_compaction
     from agents.models import Agent, Message, Run
     from agents.runs.turns import open_turn

@@ -1,6 +1,9 @@
-"""Keeping an agent's context within its window: when to compact, what to evict, how to ask
-for the summary. Pure functions over in-context rows; the loop and ``agents.memory.compaction``
-call them, the store persists the result.
+"""Keeping an agent's context within its window: what to evict, and summarizing it with the model.
+
+``compact`` is the one compaction path: plan what goes, ask the model for the summary over an
+injected ``LLMClient``, and give the stats; the caller stores the result (the loop through its
+``ConversationStore``, ``POST /v1/agents/{id}/summarize`` through ``agents.memory.compaction``).
+The rest are pure functions over in-context rows.
 
 The in-context rows are the system row, the latest summary (if any), then a contiguous
 run of rows. A compaction summarizes the oldest part of that run and starts the context
@@ -11,18 +14,28 @@ assistant row) and never evicts the current turn's input.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents.llm.base import LLMRequest, UserTurn
+from agents.engine.stop import StopReason, stop_reason_for
+from agents.llm.base import Completed, LLMError, LLMRequest, TextDelta, UserTurn
+from agents.llm.tokens import CHARS_PER_TOKEN, tokens_for_chars
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agents.engine.store import MessageSnapshot
+    from agents.llm.base import LLMClient, Usage
 
 SUMMARY_KIND = "summary"
-# Deliberately pessimistic: real tokenizers give about four characters a token for English.
-CHARS_PER_TOKEN_ESTIMATE = 3
+# The summary's length: an eighth of the window, between these bounds.
+SUMMARY_MAX_TOKENS = 1024
+SUMMARY_MIN_TOKENS = 64
+# Letta's ``compaction_stats.trigger`` values: the provider refused the prompt; a request passed the
+# threshold; asked for (``POST /v1/agents/{id}/summarize``).
+TRIGGER_OVERFLOW = "context_window_exceeded"
+TRIGGER_THRESHOLD = "post_step_context_check"
+TRIGGER_MANUAL = "manual"
 SUMMARY_SYSTEM = (
     "You condense conversations. Summarize the conversation below so that an assistant who reads only "
     "your summary can carry on: who the user is, what they asked for, what was decided or done "
@@ -36,25 +49,26 @@ SUMMARY_NOTICE = (
 )
 
 
-def conservative_tokens(text: str) -> int:
-    """A token count that errs high (about three characters a token); marked as an estimate wherever shown."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN_ESTIMATE)
+class CompactionFailed(Exception):
+    """The model could not summarize: ``stop_reason`` ends the turn that asked, ``error`` says why."""
+
+    def __init__(self, stop_reason: StopReason, error: str) -> None:
+        super().__init__(error)
+        self.stop_reason = stop_reason
+        self.error = error
+
+
+class EmptySummary(CompactionFailed):
+    def __init__(self) -> None:
+        super().__init__(StopReason.INVALID_LLM_RESPONSE, "The model returned an empty summary.")
 
 
 def row_tokens(row: MessageSnapshot) -> int:
-    """The estimated tokens a row adds to a request."""
+    """The tokens a row adds to a request, erring high (see ``agents.llm.tokens``)."""
     size = sum(len(part.get("text") or part.get("data") or "") for part in row.content)
     size += sum(len(call.get("name", "")) + len(call.get("arguments") or "") for call in row.tool_calls)
     size += sum(len(str(result.get("func_response") or result.get("tool_return") or "")) for result in row.tool_returns)
-    return math.ceil(size / CHARS_PER_TOKEN_ESTIMATE) + 4
-
-
-def request_tokens(request: LLMRequest) -> int:
-    """A conservative estimate of a whole request (system, turns, tool schemas)."""
-    size = len(request.system)
-    size += sum(len(repr(turn)) for turn in request.turns)
-    size += sum(len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters)) for tool in request.tools)
-    return math.ceil(size / CHARS_PER_TOKEN_ESTIMATE)
+    return tokens_for_chars(size, pessimistic=True) + 4
 
 
 def is_summary(row: MessageSnapshot) -> bool:
@@ -135,6 +149,11 @@ def transcript(plan: CompactionPlan) -> str:
     return "\n".join(lines)
 
 
+def summary_max_tokens(context_window: int) -> int:
+    """How long a summary may be for a window of ``context_window`` tokens."""
+    return max(SUMMARY_MIN_TOKENS, min(SUMMARY_MAX_TOKENS, context_window // 8))
+
+
 def summary_request(plan: CompactionPlan, *, model: str, max_tokens: int) -> LLMRequest:
     """One call without tools that summarizes the evicted rows."""
     return LLMRequest(
@@ -165,3 +184,65 @@ def summary_from_text(text: str) -> str:
     except (ValueError, AttributeError):
         return text
     return str(message).removeprefix(SUMMARY_NOTICE)
+
+
+async def summarize(
+    llm: LLMClient,
+    plan: CompactionPlan,
+    *,
+    model: str,
+    context_window: int,
+    on_usage: Callable[[Usage], None] | None = None,
+) -> str:
+    """The model's summary of what ``plan`` evicts, cut to the summary's share of the window.
+
+    ``on_usage``, when given, is told the call's usage. Raises ``CompactionFailed`` (``EmptySummary`` when
+    the model wrote nothing).
+    """
+    max_tokens = summary_max_tokens(context_window)
+    text = ""
+    try:
+        async for event in llm.generate(summary_request(plan, model=model, max_tokens=max_tokens), stream=False):
+            if isinstance(event, TextDelta):
+                text += event.text
+            elif isinstance(event, Completed) and on_usage is not None:
+                on_usage(event.usage)
+    except LLMError as exc:
+        raise CompactionFailed(stop_reason_for(exc), f"Summarizing the conversation failed: {exc}") from exc
+    text = text.strip()[: max_tokens * CHARS_PER_TOKEN]
+    if not text:
+        raise EmptySummary()
+    return text
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A summary of the rows ``plan`` evicts, and Letta's ``compaction_stats`` of it: for the caller to store."""
+
+    plan: CompactionPlan
+    summary: str
+    stats: dict[str, Any]
+
+
+async def compact(
+    llm: LLMClient,
+    rows: list[MessageSnapshot],
+    *,
+    model: str,
+    context_window: int,
+    evict_share: float,
+    trigger: str,
+    at_least_tokens: int = 0,
+    tokens_before: int | None = None,
+    on_usage: Callable[[Usage], None] | None = None,
+) -> Compaction | None:
+    """Plan the eviction from the in-context ``rows`` (``plan_compaction``) and summarize it;
+    ``None`` when nothing can go. Raises ``CompactionFailed``."""
+    plan = plan_compaction(rows, evict_share=evict_share, at_least_tokens=at_least_tokens)
+    if plan is None:
+        return None
+    summary = await summarize(llm, plan, model=model, context_window=context_window, on_usage=on_usage)
+    stats = compaction_stats(
+        plan, rows_before=len(rows), trigger=trigger, context_window=context_window, tokens_before=tokens_before
+    )
+    return Compaction(plan=plan, summary=summary, stats=stats)

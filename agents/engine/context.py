@@ -178,8 +178,3 @@ async def build_step_request(
     """``build_request`` with the memory section compiled now, from the rows (the loop calls it every step)."""
     memory = await settings.memory.compile() if settings.memory is not None else None
     return build_request(rows, specs, settings, allowed=allowed, memory=memory)
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (about four characters a token) for when no provider count exists."""
-    return (len(text) + 3) // 4

@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
-from agents.engine.compaction import (
-    is_summary,
-)
+from agents.engine.compaction import CompactionFailed, is_summary
 from agents.engine.completion import StepOutput, clean_arguments, delta_event
-from agents.engine.context import ModelSettings, build_step_request, estimate_tokens
+from agents.engine.context import ModelSettings, build_step_request
 from agents.engine.events import (
     EngineEvent,
     MessageEvent,
@@ -34,17 +32,12 @@ from agents.engine.events import (
 from agents.engine.inputs import ApprovalInput, TurnInput
 from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_notice
 from agents.engine.state import calls_this_turn, check_turn_input
-from agents.engine.stop import StopReason
+from agents.engine.stop import StopReason, stop_reason_for
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
-from agents.engine.window import CompactionFailed, ContextWindow
+from agents.engine.window import ContextWindow
 from agents.errors import AgentBusy
-from agents.llm.base import (
-    LLMContextWindowExceeded,
-    LLMError,
-    LLMInvalidResponse,
-    LLMRequest,
-    Usage,
-)
+from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest, Usage
+from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -421,11 +414,8 @@ class Turn:
                 request = await self._request()
             except _Finish:
                 raise
-            except LLMInvalidResponse as exc:
-                raise _Finish(StopReason.INVALID_LLM_RESPONSE, str(exc)) from exc
             except LLMError as exc:
-                reason = StopReason.LLM_API_ERROR if exc.transport else StopReason.INVALID_LLM_RESPONSE
-                raise _Finish(reason, str(exc)) from exc
+                raise _Finish(stop_reason_for(exc), str(exc)) from exc
             except Exception as exc:
                 logger.warning("Model call failed for run %s: %s", self.run_id, exc, exc_info=True)
                 raise _Finish(StopReason.INVALID_LLM_RESPONSE, f"{type(exc).__name__}: {exc}") from exc
@@ -433,11 +423,7 @@ class Turn:
         if problem:
             raise _Finish(StopReason.INVALID_LLM_RESPONSE, problem)
         if out.usage.prompt_tokens == 0 and out.usage.completion_tokens == 0:
-            out.usage = Usage(
-                prompt_tokens=estimate_tokens(repr(request)),
-                completion_tokens=estimate_tokens(out.text + "".join(c["arguments"] for c in out.tool_calls)),
-                estimated=True,
-            )
+            out.usage = estimate_usage(request, len(out.text) + sum(len(c["arguments"]) for c in out.tool_calls))
         self.window.record(out.usage)
 
     # --- the context window ------------------------------------------------------------

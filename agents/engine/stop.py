@@ -1,4 +1,5 @@
-"""Why a run stopped: one closed enum, and the run status each reason leads to.
+"""Why a run stopped: one closed enum, the run status each reason leads to, and the reason a
+failed model call gives.
 
 The model fields, the API schema and the chat derive from this enum; nothing
 else lists stop reasons.
@@ -7,6 +8,10 @@ else lists stop reasons.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agents.llm.base import LLMError
 
 
 class StopReason(StrEnum):
@@ -38,3 +43,9 @@ _COMPLETED = frozenset(
         StopReason.NO_TOOL_CALL,
     }
 )
+
+
+def stop_reason_for(error: LLMError) -> StopReason:
+    """The stop reason of a turn ended by a failed model call: ``llm_api_error`` when the call
+    did not get through (``LLMError.transport``), ``invalid_llm_response`` when its answer was unusable."""
+    return StopReason.LLM_API_ERROR if error.transport else StopReason.INVALID_LLM_RESPONSE

@@ -1,4 +1,11 @@
-"""Token estimates for when a provider reports no usage (marked ``Usage(estimated=True)``)."""
+"""Token estimates: the one place that turns characters into tokens.
+
+Two ratios, because two questions are asked. A usage figure for a call the provider did
+not count (marked ``Usage(estimated=True)``) should be close to what it would have billed:
+about four characters a token, as real tokenizers give for English. Sizing a request
+against the context window must err high, so that what is judged to fit does fit: three
+characters a token (``pessimistic=True``), shown as an estimate wherever it is shown.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +16,35 @@ from typing import TYPE_CHECKING
 from agents.llm.base import AssistantTurn, ToolResultsTurn, Usage, UserTurn
 
 if TYPE_CHECKING:
-    from agents.llm.base import LLMRequest
+    from agents.llm.base import LLMRequest, ToolSchema
 
 CHARS_PER_TOKEN = 4
+PESSIMISTIC_CHARS_PER_TOKEN = 3
 
 
-def estimate_tokens(text: str) -> int:
-    """About four characters a token: good enough for budgets, never billed."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+def tokens_for_chars(chars: int, *, pessimistic: bool = False) -> int:
+    """The tokens ``chars`` characters make: about four a token, or three when ``pessimistic``."""
+    return math.ceil(chars / (PESSIMISTIC_CHARS_PER_TOKEN if pessimistic else CHARS_PER_TOKEN))
+
+
+def estimate_tokens(text: str, *, pessimistic: bool = False) -> int:
+    """The tokens of ``text`` (see ``tokens_for_chars``)."""
+    return tokens_for_chars(len(text), pessimistic=pessimistic)
+
+
+def _tools_chars(tools: tuple[ToolSchema, ...]) -> int:
+    return sum(len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters)) for tool in tools)
+
+
+def request_tokens(request: LLMRequest) -> int:
+    """A bound on a whole request (system, turns with their framing, tool schemas), for sizing it."""
+    chars = len(request.system) + sum(len(repr(turn)) for turn in request.turns) + _tools_chars(request.tools)
+    return tokens_for_chars(chars, pessimistic=True)
 
 
 def estimate_prompt_tokens(request: LLMRequest) -> int:
-    chars = len(request.system)
+    """The prompt tokens of ``request`` as a provider would count the text it reads."""
+    chars = len(request.system) + _tools_chars(request.tools)
     for turn in request.turns:
         if isinstance(turn, UserTurn):
             chars += len(turn.text)
@@ -29,14 +53,13 @@ def estimate_prompt_tokens(request: LLMRequest) -> int:
             chars += sum(len(call.name) + len(call.arguments) for call in turn.tool_calls)
         elif isinstance(turn, ToolResultsTurn):
             chars += sum(len(result.content) for result in turn.results)
-    for tool in request.tools:
-        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    return tokens_for_chars(chars)
 
 
 def estimate_usage(request: LLMRequest, completion_chars: int) -> Usage:
+    """The usage of a call to ``request`` that wrote ``completion_chars`` characters, marked estimated."""
     return Usage(
         prompt_tokens=estimate_prompt_tokens(request),
-        completion_tokens=math.ceil(completion_chars / CHARS_PER_TOKEN),
+        completion_tokens=tokens_for_chars(completion_chars),
         estimated=True,
     )

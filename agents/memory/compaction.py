@@ -2,7 +2,8 @@
 
 A compaction appends the summary row and moves the context's pointers in one
 transaction (``store_compaction``): the engine's store calls it inside a turn, and
-``agent_summarize`` (``POST /v1/agents/{id}/summarize``) calls it between turns.
+``agent_summarize`` (``POST /v1/agents/{id}/summarize``) calls it between turns, after
+the engine's ``compact`` planned and summarized.
 """
 
 from __future__ import annotations
@@ -14,25 +15,25 @@ from django.db import transaction
 
 from agents.engine.compaction import (
     SUMMARY_KIND,
-    compaction_stats,
-    plan_compaction,
+    TRIGGER_MANUAL,
+    CompactionFailed,
+    EmptySummary,
+    compact,
+    is_summary,
     summary_content,
     summary_of,
-    summary_request,
 )
 from agents.errors import AgentBusy, Conflict
-from agents.llm.base import LLMError, TextDelta
 from agents.llm.registry import get_llm_client
 from agents.models import Agent, Message, MessageRole, Run
 
 if TYPE_CHECKING:
-    from agents.engine.compaction import CompactionPlan
+    from agents.engine.compaction import Compaction
     from agents.engine.store import MessageSnapshot
     from agents.llm.base import LLMClient
 
 # Asked for explicitly, a compaction keeps about the newest 30% of the conversation (as Letta).
 REQUESTED_EVICT_SHARE = 0.7
-SUMMARY_MAX_TOKENS = 1024
 
 
 class SummarizeAnswer(TypedDict):
@@ -87,7 +88,7 @@ def _context(agent: Agent) -> tuple[list[MessageSnapshot], LLMClient, str]:
     return rows, client, model
 
 
-def _store(agent: Agent, plan: CompactionPlan, summary: str, rows_before: int) -> int:
+def _store(agent: Agent, compaction: Compaction) -> int:
     with transaction.atomic():
         locked = Agent.objects.select_for_update().get(pk=agent.pk)
         if Run.objects.filter(agent_id=agent.pk).active().exists():
@@ -99,12 +100,10 @@ def _store(agent: Agent, plan: CompactionPlan, summary: str, rows_before: int) -
             organization_id=agent.organization_id,
             run_id=None,
             seq=Message.objects.next_seq(agent.pk),
-            summary=summary,
-            keep_from_seq=plan.keep_from_seq,
-            evicted=len(plan.evicted),
-            stats=compaction_stats(
-                plan, rows_before=rows_before, trigger="manual", context_window=agent.context_window
-            ),
+            summary=compaction.summary,
+            keep_from_seq=compaction.plan.keep_from_seq,
+            evicted=len(compaction.plan.evicted),
+            stats=compaction.stats,
         )
         locked.refresh_from_db()
         return Message.objects.in_context(locked).count()
@@ -119,21 +118,22 @@ async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
     if await Run.objects.filter(agent_id=agent.pk).active().aexists():
         raise AgentBusy()
     rows, client, model = await sync_to_async(_context)(agent)
-    plan = plan_compaction(rows, evict_share=REQUESTED_EVICT_SHARE)
-    if plan is None:
-        current = next((row for row in rows if row.metadata.get("kind") == SUMMARY_KIND), None)
+    try:
+        compaction = await compact(
+            client,
+            rows,
+            model=model,
+            context_window=agent.context_window,
+            evict_share=REQUESTED_EVICT_SHARE,
+            trigger=TRIGGER_MANUAL,
+        )
+    except EmptySummary as exc:
+        raise Conflict("The model returned an empty summary of the conversation.") from exc
+    except CompactionFailed as exc:
+        raise Conflict(exc.error) from exc
+    if compaction is None:
+        current = next((row for row in rows if is_summary(row)), None)
         summary = summary_of(current) if current else None
         return {"summary": summary, "num_messages_before": len(rows), "num_messages_after": len(rows)}
-    max_tokens = max(64, min(SUMMARY_MAX_TOKENS, agent.context_window // 8))
-    text = ""
-    try:
-        async for event in client.generate(summary_request(plan, model=model, max_tokens=max_tokens), stream=False):
-            if isinstance(event, TextDelta):
-                text += event.text
-    except LLMError as exc:
-        raise Conflict(f"Summarizing the conversation failed: {exc}") from exc
-    text = text.strip()[: max_tokens * 4]
-    if not text:
-        raise Conflict("The model returned an empty summary of the conversation.")
-    after = await sync_to_async(_store)(agent, plan, text, len(rows))
-    return {"summary": text, "num_messages_before": len(rows), "num_messages_after": after}
+    after = await sync_to_async(_store)(agent, compaction)
+    return {"summary": compaction.summary, "num_messages_before": len(rows), "num_messages_after": after}

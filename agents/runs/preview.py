@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
-from agents.engine.compaction import conservative_tokens, is_summary, summary_of
+from agents.engine.compaction import is_summary, summary_of
 from agents.engine.context import build_request, tool_schemas
 from agents.errors import AgentBusy
+from agents.llm.tokens import estimate_tokens
 from agents.memory.prompt import memory_for_agent
 from agents.models import Agent, Message, MessageRole, Passage
 from agents.runs.turns import model_settings, tool_specs
@@ -42,9 +43,9 @@ def context_overview(*, agent: Agent) -> dict[str, Any]:
     ]
     summary_row = next((row for row in snapshots if is_summary(row)), None)
     summary = summary_of(summary_row) if summary_row else None
-    num_tokens_system = conservative_tokens(request.system)
-    num_tokens_functions = conservative_tokens(json.dumps(functions))
-    num_tokens_messages = sum(conservative_tokens(_turn_text(t)) for t in request.turns)
+    num_tokens_system = estimate_tokens(request.system, pessimistic=True)
+    num_tokens_functions = estimate_tokens(json.dumps(functions), pessimistic=True)
+    num_tokens_messages = sum(estimate_tokens(_turn_text(t), pessimistic=True) for t in request.turns)
     return {
         "context_window_size_max": agent.context_window,
         "context_window_size_current": num_tokens_system + num_tokens_functions + num_tokens_messages,
@@ -55,9 +56,9 @@ def context_overview(*, agent: Agent) -> dict[str, Any]:
         "external_memory_summary": "",
         "num_tokens_system": num_tokens_system,
         "system_prompt": request.system,
-        "num_tokens_core_memory": conservative_tokens(memory),
+        "num_tokens_core_memory": estimate_tokens(memory, pessimistic=True),
         "core_memory": memory,
-        "num_tokens_summary_memory": conservative_tokens(summary) if summary else 0,
+        "num_tokens_summary_memory": estimate_tokens(summary, pessimistic=True) if summary else 0,
         "summary_memory": summary,
         "num_tokens_functions_definitions": num_tokens_functions,
         "functions_definitions": functions,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from asgiref.sync import sync_to_async
 
-from agents.engine.compaction import SUMMARY_NOTICE, is_summary, plan_compaction, request_tokens, summary_of
+from agents.engine.compaction import SUMMARY_NOTICE, is_summary, plan_compaction, summary_of
 from agents.engine.context import ModelSettings
 from agents.engine.events import MessageEvent
 from agents.engine.inputs import UserInput
@@ -18,6 +18,7 @@ from agents.engine.rules import ToolRules
 from agents.engine.store import MessageSnapshot
 from agents.llm.base import LLMContextWindowExceeded, LLMEvent, LLMRequest
 from agents.llm.demo import DemoClient
+from agents.llm.tokens import request_tokens
 from agents.models import Agent, Message, Run
 from agents.runs.store import DjangoConversationStore
 from tests.engine.test_turn_loop import finished
