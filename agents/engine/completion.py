@@ -20,6 +20,7 @@ from agents.llm.base import (
     ToolCallStart,
     Usage,
 )
+from agents.llm.completion import Answer, answer_problem
 
 if TYPE_CHECKING:
     from agents.engine.events import EngineEvent
@@ -173,13 +174,10 @@ class StepOutput:
 
     def problem(self) -> str | None:
         """Why this completion cannot be used, or ``None``."""
-        has_content = bool(self.text.strip() or self.tool_calls or any(p["type"] != "text" for p in self.parts))
-        if not self.completed:
-            return None if has_content else "The model's stream ended without a terminal event and without content."
-        if self.finish_reason == "content_filter":
-            return "The model's answer was stopped by the provider's content filter."
-        if self.finish_reason == "length" and not (self.text.strip() or self.tool_calls):
-            return "The model hit its output limit (max_tokens) with nothing written."
-        if not has_content:
-            return "The model returned an empty completion."
-        return None
+        answer = Answer(
+            written=bool(self.text.strip() or self.tool_calls),
+            reasoned=any(p["type"] != "text" for p in self.parts),
+            ended=self.completed,
+            finish_reason=self.finish_reason,
+        )
+        return answer_problem(answer, subject="The model")

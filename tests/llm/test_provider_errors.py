@@ -113,6 +113,24 @@ async def test_output_limit_with_nothing_written_is_invalid(
         await collect(vendor_client, make_request("Hi"), stream=stream)
 
 
+async def test_an_answer_of_blank_text_is_an_empty_completion(
+    fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient, stream: bool
+) -> None:
+    fake_llm.script(Reply(text=" \n "))
+
+    with pytest.raises(LLMInvalidResponse, match="returned an empty completion"):
+        await collect(vendor_client, make_request("Hi"), stream=stream)
+
+
+async def test_reasoning_cut_off_at_the_output_limit_before_anything_was_written_is_invalid(
+    fake_llm: FakeLLMServer, openai_client: OpenAIClient, stream: bool
+) -> None:
+    fake_llm.script(Reply(reasoning="Let me think about", finish_reason="length"))
+
+    with pytest.raises(LLMInvalidResponse, match="output limit"):
+        await collect(openai_client, make_request("Hi"), stream=stream)
+
+
 async def test_a_content_filter_stop_with_nothing_written_is_left_to_the_engine(
     fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient, stream: bool
 ) -> None:
