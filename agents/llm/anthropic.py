@@ -1,7 +1,4 @@
-"""Anthropic Messages API through the official SDK, streamed and not.
-
-The SDK's own retries are off (``max_retries=0``): ``agents.llm.retry`` is the one
-place that retries, and only before anything was yielded.
+"""Anthropic Messages API through the official SDK, streamed and not (the call is ``agents.llm.sdk``'s).
 
 The body we build is sent as ready JSON through the SDK's low-level ``post`` rather
 than ``messages.create``: given a body (``create``'s params or ``post(body=...)`` alike),
@@ -34,12 +31,10 @@ from agents.llm.base import (
     Usage,
 )
 from agents.llm.completion import ResponseTally, complete
-from agents.llm.connections import shared_sdk_client
 from agents.llm.errors import connection_error, error_from_status, malformed_response
+from agents.llm.sdk import SDKClient
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-
     from agents.llm.base import Completed, FinishReason, LLMEvent, LLMRequest
 
 PROVIDER_LABEL = "Anthropic"
@@ -57,70 +52,36 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-class AnthropicClient:
+class AnthropicClient(SDKClient[anthropic.AsyncAnthropic]):
     """An ``LLMClient`` for ``anthropic/<model>`` handles. Cheap to create."""
 
     provider = "anthropic"
 
-    def __init__(self, *, api_key: str, base_url: str | None = None, timeout: float = 600.0) -> None:
-        self.api_key = api_key
-        self.base_url = base_url or None
-        self.timeout = timeout
-
     def build_payload(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
         return build_body(request, stream=stream)
 
-    def build_headers(self, request: LLMRequest, *, stream: bool) -> dict[str, str]:
-        return build_headers(request, stream=stream)
+    def _decoder(self, request: LLMRequest) -> _Decoder:
+        return _Decoder(request)
 
-    async def generate(self, request: LLMRequest, *, stream: bool) -> AsyncIterator[LLMEvent]:
-        payload = self.build_payload(request, stream=stream)
-        headers = self.build_headers(request, stream=stream)
+    async def _send(self, request: LLMRequest, payload: dict[str, Any], *, stream: bool) -> Any:
+        # What ``messages.create`` does, minus its walk and copy of the body (see the module docstring).
+        headers = build_headers(request, stream=stream)
         options: anthropic.RequestOptions = {"headers": headers} if headers else {}
-        decoder = _Decoder(request)
-        try:
-            # What ``messages.create`` does, minus its walk and copy of the body (see the module docstring).
-            content = _encode_json(payload).encode()
-            if stream:
-                events = await self._sdk().post(
-                    "/v1/messages",
-                    cast_to=Message,
-                    content=content,
-                    options=options,
-                    stream=True,
-                    stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
-                )
-                try:
-                    async for raw in events:
-                        for event in decoder.feed(raw):
-                            yield event
-                finally:
-                    await events.close()
-            else:
-                message = await self._sdk().post("/v1/messages", cast_to=Message, content=content, options=options)
-                for event in decoder.feed_message(message):
-                    yield event
-        except LLMError:
-            raise
-        except Exception as exc:
-            mapped = translate_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        yield decoder.finish()
+        return await self._sdk().post(
+            "/v1/messages",
+            cast_to=Message,
+            content=_encode_json(payload).encode(),
+            options=options,
+            stream=stream,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent] if stream else None,
+        )
 
-    def _sdk(self) -> anthropic.AsyncAnthropic:
-        key = ("anthropic", self.api_key, self.base_url, self.timeout)
-        return shared_sdk_client(
-            key,
-            lambda: anthropic.AsyncAnthropic(
-                api_key=self.api_key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=anthropic.Timeout(self.timeout, connect=10.0),
-                # A redirect could lead a checked base URL to a private address (issue 14).
-                http_client=anthropic.DefaultAsyncHttpxClient(follow_redirects=False),
-            ),
+    def _translate_error(self, exc: Exception) -> LLMError | None:
+        return translate_error(exc)
+
+    def _new_sdk(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            **self._sdk_options(timeout=anthropic.Timeout, http_client=anthropic.DefaultAsyncHttpxClient)
         )
 
 
@@ -181,7 +142,7 @@ class _Decoder:
             self.terminal = True
         return []
 
-    def feed_message(self, message: object) -> list[LLMEvent]:
+    def feed_whole(self, message: object) -> list[LLMEvent]:
         content = getattr(message, "content", None)
         if not isinstance(message, Message) or not isinstance(content, list):
             raise LLMInvalidResponse(f"{PROVIDER_LABEL} sent a response that is not a message")

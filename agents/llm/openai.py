@@ -1,8 +1,9 @@
-"""OpenAI chat completions (and compatible servers) through the official SDK, streamed and not.
+"""OpenAI chat completions (and compatible servers) through the official SDK, streamed and not
+(the call is ``agents.llm.sdk``'s).
 
 Compatible servers may stream ``reasoning_content`` (or ``reasoning``), omit usage
 (then it is estimated and marked so) or omit the finish reason after content
-(then ``Completed.finish_reason`` is ``None``). The SDK's own retries are off.
+(then ``Completed.finish_reason`` is ``None``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,11 @@ from agents.llm.base import (
     Usage,
 )
 from agents.llm.completion import ResponseTally, complete
-from agents.llm.connections import shared_sdk_client
 from agents.llm.errors import connection_error, error_from_status, malformed_response
 from agents.llm.openai_payload import build_body
+from agents.llm.sdk import SDKClient
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-
     from agents.llm.base import Completed, FinishReason, LLMEvent, LLMRequest
 
 PROVIDER_LABEL = "OpenAI"
@@ -47,15 +46,13 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 
-class OpenAIClient:
+class OpenAIClient(SDKClient[openai.AsyncOpenAI]):
     """An ``LLMClient`` for ``openai/<model>`` handles; ``base_url`` points it at a compatible server."""
 
     provider = "openai"
 
     def __init__(self, *, api_key: str, base_url: str | None = None, timeout: float = 600.0) -> None:
-        self.api_key = api_key
-        self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
-        self.timeout = timeout
+        super().__init__(api_key=api_key, base_url=(base_url or OPENAI_BASE_URL).rstrip("/"), timeout=timeout)
 
     @property
     def is_compatible_server(self) -> bool:
@@ -64,43 +61,18 @@ class OpenAIClient:
     def build_payload(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
         return build_body(request, stream=stream, compatible_server=self.is_compatible_server)
 
-    async def generate(self, request: LLMRequest, *, stream: bool) -> AsyncIterator[LLMEvent]:
-        payload = self.build_payload(request, stream=stream)
-        decoder = _Decoder(request)
-        try:
-            if stream:
-                chunks = await self._sdk().chat.completions.create(**payload)
-                try:
-                    async for chunk in chunks:
-                        for event in decoder.feed(chunk):
-                            yield event
-                finally:
-                    await chunks.close()
-            else:
-                completion = await self._sdk().chat.completions.create(**payload)
-                for event in decoder.feed_completion(completion):
-                    yield event
-        except LLMError:
-            raise
-        except Exception as exc:
-            mapped = translate_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        yield decoder.finish()
+    def _decoder(self, request: LLMRequest) -> _Decoder:
+        return _Decoder(request)
 
-    def _sdk(self) -> openai.AsyncOpenAI:
-        key = ("openai", self.api_key, self.base_url, self.timeout)
-        return shared_sdk_client(
-            key,
-            lambda: openai.AsyncOpenAI(
-                api_key=self.api_key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=openai.Timeout(self.timeout, connect=10.0),
-                # A redirect could lead a checked base URL to a private address (issue 14).
-                http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
-            ),
+    async def _send(self, request: LLMRequest, payload: dict[str, Any], *, stream: bool) -> Any:
+        return await self._sdk().chat.completions.create(**payload)
+
+    def _translate_error(self, exc: Exception) -> LLMError | None:
+        return translate_error(exc)
+
+    def _new_sdk(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            **self._sdk_options(timeout=openai.Timeout, http_client=openai.DefaultAsyncHttpxClient)
         )
 
 
@@ -169,7 +141,7 @@ class _Decoder:
                 self.finish_reason = choice.finish_reason
         return [self.tally.note(event) for event in events]
 
-    def feed_completion(self, completion: object) -> list[LLMEvent]:
+    def feed_whole(self, completion: object) -> list[LLMEvent]:
         choices = getattr(completion, "choices", None)
         if not isinstance(completion, ChatCompletion) or not isinstance(choices, list):
             raise LLMInvalidResponse(f"{PROVIDER_LABEL} sent a response that is not a chat completion")

@@ -104,31 +104,32 @@ async def test_a_stream_without_terminal_event_but_with_content_counts_as_finish
     assert answer.completed.finish_reason is None
 
 
-async def test_output_limit_with_nothing_written_is_invalid(
-    fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient, stream: bool
+@pytest.mark.parametrize(
+    ("reply", "thinking", "message"),
+    [
+        (Reply(finish_reason="length"), False, "reached the output limit with nothing written"),
+        (
+            Reply(reasoning="Let me think", finish_reason="length"),
+            True,
+            "reached the output limit with nothing written",
+        ),
+        (Reply(text=" \n "), False, "returned an empty completion"),
+    ],
+    ids=["nothing", "reasoning-only", "blank-text"],
+)
+async def test_an_answer_with_nothing_written_is_invalid(
+    fake_llm: FakeLLMServer,
+    vendor_client: AnthropicClient | OpenAIClient,
+    stream: bool,
+    reply: Reply,
+    thinking: bool,
+    message: str,
 ) -> None:
-    fake_llm.script(Reply(finish_reason="length"))
+    fake_llm.script(reply)
+    request = make_request("Hi", reasoning=thinking, reasoning_budget_tokens=1024 if thinking else 0)
 
-    with pytest.raises(LLMInvalidResponse, match="output limit"):
-        await collect(vendor_client, make_request("Hi"), stream=stream)
-
-
-async def test_an_answer_of_blank_text_is_an_empty_completion(
-    fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(text=" \n "))
-
-    with pytest.raises(LLMInvalidResponse, match="returned an empty completion"):
-        await collect(vendor_client, make_request("Hi"), stream=stream)
-
-
-async def test_reasoning_cut_off_at_the_output_limit_before_anything_was_written_is_invalid(
-    fake_llm: FakeLLMServer, openai_client: OpenAIClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(reasoning="Let me think about", finish_reason="length"))
-
-    with pytest.raises(LLMInvalidResponse, match="output limit"):
-        await collect(openai_client, make_request("Hi"), stream=stream)
+    with pytest.raises(LLMInvalidResponse, match=message):
+        await collect(vendor_client, request, stream=stream)
 
 
 async def test_a_content_filter_stop_with_nothing_written_is_left_to_the_engine(
