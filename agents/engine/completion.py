@@ -8,8 +8,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agents.engine.approvals import may_need_approval
+from agents.engine.approvals import may_need_approval, needs_approval
 from agents.engine.events import ReasoningDeltaEvent, TextDeltaEvent, ToolCallDeltaEvent
+from agents.engine.store import MessageDraft
 from agents.llm.base import (
     Completed,
     ReasoningDelta,
@@ -24,7 +25,7 @@ from agents.llm.completion import Answer, answer_problem
 
 if TYPE_CHECKING:
     from agents.engine.events import EngineEvent
-    from agents.engine.types import ModelToolCall
+    from agents.engine.types import ModelToolCall, StoredToolCall
     from tools.base import ToolSpec
 
 LOOP_INTERNAL_ARGUMENTS = ("request_heartbeat", "inner_thoughts")
@@ -171,6 +172,27 @@ class StepOutput:
 
     def content_parts(self) -> list[dict[str, Any]]:
         return [p for p in self.parts if p["type"] != "text" or p["text"]]
+
+    def draft(self, step_id: Any, *, specs: dict[str, ToolSpec], notice: str | None, streamed: bool) -> MessageDraft:
+        """The assistant row of this answer: its calls with clean arguments, each marked when it waits for
+        a person; in its metadata the step's ``notice``, and how long it reasoned when that was ``streamed``
+        (a non-streamed answer arrives whole, so its reasoning has no duration of its own)."""
+        calls: list[StoredToolCall] = []
+        for call in self.tool_calls:
+            arguments = clean_arguments(call["arguments"])
+            gated = needs_approval(specs.get(call["name"]), arguments)
+            calls.append({**call, "arguments": arguments, "requires_approval": gated})
+        metadata: dict[str, Any] = {"notice": notice} if notice else {}
+        if streamed and self.reasoning_ms is not None:
+            metadata["reasoning_ms"] = self.reasoning_ms
+        return MessageDraft(
+            id=self.message_id,
+            role="assistant",
+            content=self.content_parts(),
+            tool_calls=calls,
+            step_id=step_id,
+            metadata=metadata,
+        )
 
     def problem(self) -> str | None:
         """Why this completion cannot be used, or ``None``."""

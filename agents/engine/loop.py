@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
 from agents.engine.compaction import CompactionFailed, is_summary
-from agents.engine.completion import StepOutput, clean_arguments, delta_event
+from agents.engine.completion import StepOutput, delta_event
 from agents.engine.context import ModelSettings, build_step_request
 from agents.engine.events import (
     EngineEvent,
@@ -34,16 +34,16 @@ from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_no
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason, stop_reason_for
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.engine.usage import UsageTally
 from agents.engine.window import ContextWindow
 from agents.errors import AgentBusy
-from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest, Usage
+from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest
 from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
 
     from agents.engine.store import ConversationStore
-    from agents.engine.types import StoredToolCall
     from agents.llm.base import LLMClient
     from tools.base import ToolContext, ToolRunner, ToolSpec
 
@@ -110,8 +110,7 @@ class Turn:
         self.specs = {spec.name: spec for spec in collab.tools}
         self.run_id = collab.store.run_id
         self._seq = 0
-        self._usage = Usage()
-        self._estimated = False
+        self.tally = UsageTally()
         self._steps = 0
         self._decisions: list[approval_rules.Decision] = []
         self._pending: approval_rules.PendingBatch | None = None
@@ -120,7 +119,7 @@ class Turn:
         self._last_cancel_check = 0.0
         self._interruption: tuple[StopReason, str] | None = None
         self.window = ContextWindow(
-            store=collab.store, llm=collab.llm, settings=collab.settings, rows=self.rows, add_usage=self._add_usage
+            store=collab.store, llm=collab.llm, settings=collab.settings, rows=self.rows, add_usage=self.tally.add
         )
         self.batches = BatchRunner(
             store=collab.store,
@@ -210,30 +209,15 @@ class Turn:
                 awaiting_approval=pending.message if pending else None,
             )
             try:
-                await self.store.finish_run(finished, self._usage_with_estimate())
+                await self.store.finish_run(finished, self.tally.total)
             except BaseException:
                 await self.store.release_turn_lock()
                 raise
         yield finished
 
-    def _usage_with_estimate(self) -> Usage:
-        return Usage(
-            prompt_tokens=self._usage.prompt_tokens,
-            completion_tokens=self._usage.completion_tokens,
-            reasoning_tokens=self._usage.reasoning_tokens,
-            cached_tokens=self._usage.cached_tokens,
-            estimated=self._estimated,
-        )
-
     @property
     def usage(self) -> TurnUsage:
-        return TurnUsage(
-            prompt_tokens=self._usage.prompt_tokens,
-            completion_tokens=self._usage.completion_tokens,
-            total_tokens=self._usage.total_tokens,
-            step_count=self._steps,
-            estimated=self._estimated,
-        )
+        return self.tally.for_run(step_count=self._steps)
 
     async def _run(self) -> AsyncIterator[EngineEvent]:
         self._stop_reason = StopReason.END_TURN
@@ -321,7 +305,7 @@ class Turn:
                 )
                 raise
             llm_ms = _ms_since(llm_started)
-            self._add_usage(outcome.usage)
+            self.tally.add(outcome.usage)
 
             truncated = outcome.finish_reason == "length"
             if truncated:
@@ -361,15 +345,6 @@ class Turn:
             if stop is not None:
                 self._stop_reason = stop
                 return
-
-    def _add_usage(self, usage: Usage) -> None:
-        self._estimated = self._estimated or usage.estimated
-        self._usage = Usage(
-            prompt_tokens=self._usage.prompt_tokens + usage.prompt_tokens,
-            completion_tokens=self._usage.completion_tokens + usage.completion_tokens,
-            reasoning_tokens=self._usage.reasoning_tokens + usage.reasoning_tokens,
-            cached_tokens=self._usage.cached_tokens + usage.cached_tokens,
-        )
 
     def _available(self) -> set[str]:
         return set(self.specs)
@@ -445,24 +420,7 @@ class Turn:
         }
 
     async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
-        calls: list[StoredToolCall] = []
-        for call in out.tool_calls:
-            spec = self.specs.get(call["name"])
-            arguments = clean_arguments(call["arguments"])
-            gated = approval_rules.needs_approval(spec, arguments)
-            calls.append({**call, "arguments": arguments, "requires_approval": gated})
-        [row] = await self._append(
-            [
-                MessageDraft(
-                    id=out.message_id,
-                    role="assistant",
-                    content=out.content_parts(),
-                    tool_calls=calls,
-                    step_id=step_id,
-                    metadata=_assistant_metadata(out, notice=notice, streamed=self.stream_tokens),
-                )
-            ]
-        )
+        [row] = await self._append([out.draft(step_id, specs=self.specs, notice=notice, streamed=self.stream_tokens)])
         return row
 
     # --- running a batch of tool calls ---------------------------------------------------
@@ -474,15 +432,6 @@ class Turn:
             return await self.batches.run(assistant, decisions)
         except BatchCancelled:
             raise _Finish(StopReason.CANCELLED) from None
-
-
-def _assistant_metadata(out: StepOutput, *, notice: str | None, streamed: bool) -> dict[str, Any]:
-    """An assistant row's metadata: the step's notice, and how long it reasoned when that was streamed
-    (a non-streamed answer arrives whole, so its reasoning has no duration of its own)."""
-    metadata: dict[str, Any] = {"notice": notice} if notice else {}
-    if streamed and out.reasoning_ms is not None:
-        metadata["reasoning_ms"] = out.reasoning_ms
-    return metadata
 
 
 def _ms_since(started: float) -> int:
