@@ -6,8 +6,11 @@ import pytest
 
 from agents import services
 from agents.engine.compaction import summary_of
+from agents.llm.base import LLMOverloaded
+from agents.memory import compaction
 from agents.models import Agent, Message, RunStatus
 from tests.factories import RunFactory
+from tests.fakes import ScriptedLLM, reply
 
 
 @pytest.fixture
@@ -61,3 +64,28 @@ def test_a_conversation_too_short_to_summarize_is_left_as_it_is(alice_api, cast)
     assert response.status_code == 200
     assert response.json()["summary"] is None
     assert response.json()["num_messages_before"] == response.json()["num_messages_after"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("answer", "detail"),
+    [
+        (LLMOverloaded("Overloaded", status_code=529), "Summarizing the conversation failed: Overloaded"),
+        (reply(""), "The model returned an empty summary of the conversation."),
+    ],
+    ids=["model-error", "empty-summary"],
+)
+def test_a_summary_the_model_cannot_give_is_a_conflict_and_leaves_the_context(
+    alice_api, chatty_agent, monkeypatch, answer, detail
+):
+    model = ScriptedLLM([answer])
+    monkeypatch.setattr(compaction, "get_llm_client", lambda handle, organization: (model, "echo-1"))
+    before = list(Message.objects.in_context(Agent.objects.get(pk=chatty_agent.pk)).values_list("seq", flat=True))
+
+    response = alice_api.post(f"/v1/agents/{chatty_agent.public_id}/summarize", {}, format="json")
+
+    assert response.status_code == 409
+    assert detail in response.json()["detail"]
+    assert [r.purpose for r in model.requests] == ["summary"]
+    after = Message.objects.in_context(Agent.objects.get(pk=chatty_agent.pk)).values_list("seq", flat=True)
+    assert list(after) == before

@@ -16,7 +16,7 @@ from agents.engine.inputs import UserInput
 from agents.engine.loop import TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.store import MessageSnapshot
-from agents.llm.base import LLMContextWindowExceeded, LLMEvent, LLMRequest
+from agents.llm.base import LLMContextWindowExceeded, LLMEvent, LLMOverloaded, LLMRequest
 from agents.llm.demo import DemoClient
 from agents.llm.tokens import request_tokens
 from agents.models import Agent, Message, Run
@@ -147,6 +147,34 @@ async def test_a_second_overflow_after_the_compaction_fails_the_run_with_the_pro
 
     assert finished(events).stop_reason == "invalid_llm_response"
     assert "prompt is too long" in (finished(events).error or "")
+
+
+@pytest.mark.parametrize(
+    ("summary", "stop_reason", "error"),
+    [
+        (
+            LLMOverloaded("Overloaded", status_code=529),
+            "llm_api_error",
+            "Summarizing the conversation failed: Overloaded",
+        ),
+        (reply("   "), "invalid_llm_response", "The model returned an empty summary."),
+    ],
+    ids=["model-error", "empty-summary"],
+)
+async def test_a_summary_that_fails_ends_the_turn_with_why_and_the_context_unchanged(
+    harness, summary, stop_reason: str, error: str
+):
+    harness.model_settings = {"context_window": 1500}
+    await add_history(harness.agent, 20)
+    agent = await Agent.objects.aget(pk=harness.agent.pk)
+    before = [m.seq async for m in Message.objects.in_context(agent)]
+
+    events = await harness.turn([UserInput("What did we talk about?")], [summary])
+
+    assert (finished(events).stop_reason, finished(events).error) == (stop_reason, error)
+    assert [r.purpose for r in harness.llm.requests] == ["summary"]
+    agent = await Agent.objects.aget(pk=harness.agent.pk)
+    assert [m.seq async for m in Message.objects.in_context(agent)] == [*before, before[-1] + 1]
 
 
 async def test_the_context_stays_a_system_row_the_summary_and_a_contiguous_run_of_rows(harness):
