@@ -67,7 +67,7 @@ class SDKClient(ABC, Generic[SDK]):
 
     @abstractmethod
     def _new_sdk(self) -> SDK:
-        """A new SDK client, made with ``sdk_options``."""
+        """A new SDK client, made with ``_sdk_options``."""
 
     async def generate(self, request: LLMRequest, *, stream: bool) -> AsyncIterator[LLMEvent]:
         payload = self.build_payload(request, stream=stream)
