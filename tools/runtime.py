@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tools.base import Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
 from tools.builtins import BuiltinRegistry, default_registry
+from tools.models import ApprovalPolicy
 from tools.sandbox.base import SandboxBackend, SandboxLimits
+from tools.sandbox.selection import get_sandbox_backend
 from tools.sandbox.slots import run_sandboxed
 from tools.validation import ArgumentError, validate_arguments
 
@@ -124,8 +126,6 @@ class DefaultToolRunner:
             )
         sandbox = self.sandbox
         if sandbox is None:
-            from tools.sandbox.selection import get_sandbox_backend
-
             sandbox = await asyncio.to_thread(get_sandbox_backend)
         function_name = str(spec.json_schema.get("name") or spec.name)
         try:
@@ -160,8 +160,6 @@ def tool_spec_for(agent_tool: AgentTool) -> ToolSpec:
     A built-in's schema comes from the code (``default_registry``), never from a row
     written by an older version of the server.
     """
-    from tools.models import ApprovalPolicy
-
     tool = agent_tool.tool
     policy = agent_tool.effective_policy
     schema = _builtin_schemas().get(tool.name) if tool.kind == "builtin" else None

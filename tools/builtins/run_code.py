@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 from tools.sandbox.base import SandboxLimits
+from tools.sandbox.selection import get_sandbox_backend
 from tools.sandbox.slots import run_sandboxed
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ def run_code_tool(sandbox: SandboxBackend | None = None) -> BuiltinTool:
             raise ToolError(f"run_code supports only python on this server, not {arguments['language']!r}.")
         backend = sandbox
         if backend is None:
-            from tools.sandbox.selection import get_sandbox_backend
-
             backend = await asyncio.to_thread(get_sandbox_backend)
         result = await run_sandboxed(
             backend,

@@ -19,7 +19,10 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
+
 from tools.sandbox.base import SandboxBackend, SandboxLimits, SandboxResult
+from tools.sandbox.selection import default_state_dir
 
 if TYPE_CHECKING:
     import uuid
@@ -56,8 +59,6 @@ async def run_sandboxed(
 @contextlib.contextmanager
 def call_slots(organization_id: uuid.UUID | None) -> Iterator[None]:
     """Hold a server slot and (for a call of an organization) an organization slot; ``SandboxBusy`` if none."""
-    from django.conf import settings
-
     server_cap = int(getattr(settings, "TOOL_SANDBOX_MAX_CALLS", DEFAULT_MAX_CALLS))
     organization_cap = int(
         getattr(settings, "TOOL_SANDBOX_MAX_CALLS_PER_ORGANIZATION", DEFAULT_MAX_CALLS_PER_ORGANIZATION)
@@ -104,10 +105,6 @@ def _slot(directory: Path, name: str, cap: int, busy_message: str) -> Iterator[N
 
 
 def _slot_dir() -> Path:
-    from django.conf import settings
-
-    from tools.sandbox.selection import default_state_dir
-
     base = Path(str(getattr(settings, "TOOL_SANDBOX_STATE_DIR", "") or default_state_dir()))
     base.mkdir(mode=0o700, parents=True, exist_ok=True)
     directory = base / "slots"
