@@ -1,7 +1,7 @@
 """Organization scoping shared by every organization-owned model.
 
-Each such model's manager is built from a subclass of ``OrgScopedQuerySet``;
-``Model.objects.for_org(org)`` is the one way views, serializers, consumers,
+Each such model's manager is built from ``OrgScopedQuerySet`` (or a subclass with the
+model's own filters); ``Model.objects.for_org(org)`` is the one way views, serializers, consumers,
 tasks and admin pages reach its rows.
 """
 

@@ -23,10 +23,6 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-class AgentQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Agent(PublicIdModel):
     id_prefix = "agent"
 
@@ -79,7 +75,7 @@ class Agent(PublicIdModel):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = AgentQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["-created_at"]
@@ -340,10 +336,6 @@ class StepStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
-class StepQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Step(PublicIdModel):
     """One model call within a run, and the tool calls it led to."""
 
@@ -368,7 +360,7 @@ class Step(PublicIdModel):
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 
-    objects = StepQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["run", "number"]

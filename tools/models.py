@@ -18,10 +18,6 @@ class ToolKind(models.TextChoices):
     CLIENT = "client", "Client-side (answered through approvals)"
 
 
-class ToolQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Tool(PublicIdModel):
     id_prefix = "tool"
 
@@ -51,7 +47,7 @@ class Tool(PublicIdModel):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ToolQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         constraints: ClassVar = [
