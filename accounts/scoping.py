@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q, QuerySet
 
@@ -52,6 +53,19 @@ class PublicIdModel(models.Model):
             return uuid.UUID(raw)
         except ValueError:
             return None
+
+
+class AuthoredModel(models.Model):
+    """A row a person made (``created_by`` stays empty once they are gone), with its creation and update times."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
 
 
 Order = Literal["asc", "desc"]

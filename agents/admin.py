@@ -20,19 +20,14 @@ from agents.models import (
     RunTransport,
     Step,
 )
-from tools.admin import AgentToolForm, AgentToolFormSet
+from tools.admin import BaseAgentToolInline
 from tools.models import AgentTool
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
 
-class AgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
-    model = AgentTool
-    form = AgentToolForm
-    formset = AgentToolFormSet
-    organization_path = "agent__organization"
-    extra = 0
+class AgentToolInline(BaseAgentToolInline):
     fields = ("tool", "approval_policy", "approval_condition", "effective")
     readonly_fields = ("effective",)
     verbose_name = "tool"

@@ -44,14 +44,19 @@ class AgentToolForm(forms.ModelForm):
         return cleaned
 
 
-class ToolAgentInline(OrgScopedAdminMixin, admin.TabularInline):
-    """The agents that use this tool, with each agent's approval policy."""
+class BaseAgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
+    """Rows of ``AgentTool`` under an agent or a tool, limited to the parent's organization."""
 
     model = AgentTool
     form = AgentToolForm
     formset = AgentToolFormSet
     organization_path = "agent__organization"
     extra = 0
+
+
+class ToolAgentInline(BaseAgentToolInline):
+    """The agents that use this tool, with each agent's approval policy."""
+
     fields = ("agent", "approval_policy", "approval_condition")
     verbose_name = "agent using this tool"
     verbose_name_plural = "agents using this tool"

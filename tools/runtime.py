@@ -129,15 +129,10 @@ class DefaultToolRunner:
             sandbox = await asyncio.to_thread(get_sandbox_backend)
         function_name = str(spec.json_schema.get("name") or spec.name)
         try:
-            result = await run_sandboxed(
-                sandbox,
-                organization_id=context.organization_id,
-                source_code=spec.source_code,
-                function_name=function_name,
-                arguments=arguments,
-                env=dict(context.env_vars),
-                limits=self._limits(),
+            call = functools.partial(
+                sandbox.execute, spec.source_code, function_name, arguments, dict(context.env_vars), self._limits()
             )
+            result = await run_sandboxed(call, organization_id=context.organization_id)
         except Exception as exc:
             logger.exception("Sandbox backend %s failed on %s", getattr(sandbox, "name", "?"), spec.name)
             return _failed(spec, started, f"The sandbox failed to run {spec.name}: {type(exc).__name__}.")

@@ -8,6 +8,7 @@ of a final expression comes back in ``results``, like a notebook cell.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolContext, ToolError
@@ -31,15 +32,8 @@ def run_code_tool(sandbox: SandboxBackend | None = None) -> BuiltinTool:
         backend = sandbox
         if backend is None:
             backend = await asyncio.to_thread(get_sandbox_backend)
-        result = await run_sandboxed(
-            backend,
-            organization_id=context.organization_id,
-            source_code=arguments["code"],
-            function_name=None,
-            arguments={},
-            env={},
-            limits=SandboxLimits.from_settings(),
-        )
+        call = functools.partial(backend.execute, arguments["code"], None, {}, {}, SandboxLimits.from_settings())
+        result = await run_sandboxed(call, organization_id=context.organization_id)
         if result.error_kind in {"sandbox", "busy"}:
             raise ToolError(result.error)
         return {
