@@ -1,10 +1,10 @@
 """One sandboxed call as a child process: feed the request, cap what comes back, enforce the clock.
 
 Both backends are a ``ChildBackend``; they differ only in the command line and in who
-the child runs as (``ChildBackend.child``). The child starts in a session of its own, so a timeout or an output overflow
-kills its whole process group. Output is read in chunks against a byte budget and the
-child is killed as soon as the budget is spent, so printing gigabytes costs at most
-the cap in memory.
+the child runs as (``ChildBackend.child``). The child starts in a session of its own, so
+a timeout or an output overflow kills its whole process group. Output is read in chunks
+against a byte budget and the child is killed as soon as the budget is spent, so printing
+gigabytes costs at most the cap in memory.
 """
 
 from __future__ import annotations
