@@ -100,21 +100,13 @@ class OrgScopedAdminMixin(_AdminBase):
     def formfield_for_foreignkey(
         self, db_field: models.ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
     ) -> ModelChoiceField[Any] | None:
-        ids = admin_organization_ids(request)
-        path = organization_path_of(db_field.related_model)
-        if ids is not None and path is not None and "queryset" not in kwargs:
-            related = db_field.related_model._default_manager.using(kwargs.get("using"))
-            kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
+        _scope_choices(db_field, request, kwargs)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(
         self, db_field: models.ManyToManyField[Any, Any], request: HttpRequest, **kwargs: Any
     ) -> ModelMultipleChoiceField[Any] | None:
-        ids = admin_organization_ids(request)
-        path = organization_path_of(db_field.related_model)
-        if ids is not None and path is not None and "queryset" not in kwargs:
-            related = db_field.related_model._default_manager.using(kwargs.get("using"))
-            kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
+        _scope_choices(db_field, request, kwargs)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
@@ -145,6 +137,19 @@ class OrgScopedAdminMixin(_AdminBase):
         organization_id = getattr(organization_id, "pk", None)
         if organization_id not in ids:
             raise PermissionDenied("That organization is outside what you administer.")
+
+
+def _scope_choices(
+    db_field: models.ForeignKey[Any, Any] | models.ManyToManyField[Any, Any],
+    request: HttpRequest,
+    kwargs: dict[str, Any],
+) -> None:
+    """Offer as choices of ``db_field`` only rows of the staff member's organizations (unless a queryset is given)."""
+    ids = admin_organization_ids(request)
+    path = organization_path_of(db_field.related_model)
+    if ids is not None and path is not None and "queryset" not in kwargs:
+        related = db_field.related_model._default_manager.using(kwargs.get("using"))
+        kwargs["queryset"] = scope_to_organizations(related.all(), path, ids)
 
 
 def acting_membership(request: HttpRequest, organization_id: Any) -> Membership | None:

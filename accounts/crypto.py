@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -33,19 +34,19 @@ def encrypt_secret(plaintext: str) -> str:
 
 
 def decrypt_secret(token: str) -> str:
-    if not token:
-        return ""
-    try:
-        return _fernet().decrypt(token.encode()).decode()
-    except InvalidToken as exc:
-        raise ValueError("Stored secret cannot be decrypted: FIELD_ENCRYPTION_KEY changed?") from exc
+    return _open(token, MultiFernet.decrypt, "Stored secret cannot be decrypted: FIELD_ENCRYPTION_KEY changed?")
 
 
 def reencrypt_secret(token: str) -> str:
     """``token`` encrypted again with the first key (it may have been made with any of them)."""
+    return _open(token, MultiFernet.rotate, "Stored secret cannot be decrypted with any FIELD_ENCRYPTION_KEY")
+
+
+def _open(token: str, operation: Callable[[MultiFernet, bytes], bytes], failure: str) -> str:
+    """``operation`` on a stored token (empty stays empty); a token no key opens is a ``ValueError(failure)``."""
     if not token:
         return ""
     try:
-        return _fernet().rotate(token.encode()).decode()
+        return operation(_fernet(), token.encode()).decode()
     except InvalidToken as exc:
-        raise ValueError("Stored secret cannot be decrypted with any FIELD_ENCRYPTION_KEY") from exc
+        raise ValueError(failure) from exc

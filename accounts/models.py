@@ -11,7 +11,9 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
+from accounts.crypto import decrypt_secret, encrypt_secret
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
+from core.egress import UnsafeProviderURL, check_provider_url
 
 
 class UserManager(BaseUserManager["User"]):
@@ -84,17 +86,13 @@ class Role(models.TextChoices):
     MEMBER = "member", "Member"
 
 
-class MembershipQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Membership(models.Model):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = MembershipQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         constraints: ClassVar = [
@@ -226,10 +224,6 @@ class Provider(models.TextChoices):
     OPENAI = "openai", "OpenAI (or compatible)"
 
 
-class ProviderSettingsQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class ProviderSettings(models.Model):
     """An organization's key and base URL for one model provider; the key is encrypted at rest."""
 
@@ -239,7 +233,7 @@ class ProviderSettings(models.Model):
     base_url = models.URLField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ProviderSettingsQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     _key_set = False  # a new key was set since loading: a URL change then keeps it
 
@@ -272,8 +266,6 @@ class ProviderSettings(models.Model):
 
     def clean(self) -> None:
         """An organization's base URL may not point at private, loopback or link-local addresses."""
-        from core.egress import UnsafeProviderURL, check_provider_url
-
         super().clean()
         if self.base_url:
             try:
@@ -283,13 +275,9 @@ class ProviderSettings(models.Model):
 
     @property
     def api_key(self) -> str:
-        from accounts.crypto import decrypt_secret
-
         return decrypt_secret(self.api_key_encrypted)
 
     @api_key.setter
     def api_key(self, value: str) -> None:
-        from accounts.crypto import encrypt_secret
-
         self.api_key_encrypted = encrypt_secret(value)
         self._key_set = True

@@ -1,7 +1,7 @@
 """Organization scoping shared by every organization-owned model.
 
-Each such model's manager is built from a subclass of ``OrgScopedQuerySet``;
-``Model.objects.for_org(org)`` is the one way views, serializers, consumers,
+Each such model's manager is built from ``OrgScopedQuerySet`` (or a subclass with the
+model's own filters); ``Model.objects.for_org(org)`` is the one way views, serializers, consumers,
 tasks and admin pages reach its rows.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q, QuerySet
 
@@ -52,6 +53,19 @@ class PublicIdModel(models.Model):
             return uuid.UUID(raw)
         except ValueError:
             return None
+
+
+class AuthoredModel(models.Model):
+    """A row a person made (``created_by`` stays empty once they are gone), with its creation and update times."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
 
 
 Order = Literal["asc", "desc"]

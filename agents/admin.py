@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from django import forms
 from django.contrib import admin
-from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
+from accounts.admin_helpers import CreatedByAdminMixin, count_column, json_field, with_count
 from accounts.admin_scoping import OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin
 from agents.models import (
     Agent,
@@ -22,19 +20,14 @@ from agents.models import (
     RunTransport,
     Step,
 )
-from tools.admin import AgentToolForm, AgentToolFormSet
+from tools.admin import BaseAgentToolInline
 from tools.models import AgentTool
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
 
-class AgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
-    model = AgentTool
-    form = AgentToolForm
-    formset = AgentToolFormSet
-    organization_path = "agent__organization"
-    extra = 0
+class AgentToolInline(BaseAgentToolInline):
     fields = ("tool", "approval_policy", "approval_condition", "effective")
     readonly_fields = ("effective",)
     verbose_name = "tool"
@@ -46,7 +39,7 @@ class AgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
+class AgentAdmin(CreatedByAdminMixin, OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
     list_display = ("name", "public_id", "organization", "model", "tool_count", "messages_link", "created_at")
     list_filter = (
         ("organization", admin.RelatedOnlyFieldListFilter),
@@ -87,12 +80,10 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
         ("Other", {"fields": ("tags", "metadata", "context_start_seq", "created_by", "created_at", "updated_at")}),
     )
 
-    def get_queryset(self, request: HttpRequest) -> Any:
-        return super().get_queryset(request).annotate(tool_total=Count("agent_tools", distinct=True))
+    tool_count = count_column("agent_tools", "tools")
 
-    @admin.display(description="tools", ordering="tool_total")
-    def tool_count(self, obj: Agent) -> int:
-        return getattr(obj, "tool_total", 0)
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return with_count(super().get_queryset(request), "agent_tools")
 
     @admin.display(description="tool variables")
     def tool_env_vars_masked(self, obj: Agent) -> str:
@@ -106,15 +97,6 @@ class AgentAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
             return "—"
         url = reverse("admin:agents_message_changelist") + f"?agent__id__exact={obj.pk}"
         return format_html('<a href="{}">Messages</a>', url)
-
-    def save_model(self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool) -> None:
-        if not change and obj.created_by_id is None:
-            obj.created_by = request.user  # type: ignore[assignment]
-        super().save_model(request, obj, form, change)
-
-
-def _pretty_json(value: Any) -> str:
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
 @admin.register(Message)
@@ -144,28 +126,16 @@ class MessageAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin,
         "approvals_json",
     )
     readonly_fields = fields
+    content_json = json_field("content", "content")
+    tool_calls_json = json_field("tool_calls", "tool calls")
+    tool_returns_json = json_field("tool_returns", "tool returns")
+    approvals_json = json_field("approvals", "approvals")
 
     @admin.display(description="text")
     def preview(self, obj: Message) -> str:
         texts = [part.get("text", "") for part in obj.content if isinstance(part, dict) and part.get("type") == "text"]
         text = " ".join(texts) or ", ".join(call.get("name", "") for call in obj.tool_calls if isinstance(call, dict))
         return text[:80] + ("…" if len(text) > 80 else "")
-
-    @admin.display(description="content")
-    def content_json(self, obj: Message) -> str:
-        return _pretty_json(obj.content)
-
-    @admin.display(description="tool calls")
-    def tool_calls_json(self, obj: Message) -> str:
-        return _pretty_json(obj.tool_calls)
-
-    @admin.display(description="tool returns")
-    def tool_returns_json(self, obj: Message) -> str:
-        return _pretty_json(obj.tool_returns)
-
-    @admin.display(description="approvals")
-    def approvals_json(self, obj: Message) -> str:
-        return _pretty_json(obj.approvals)
 
 
 def _decision_line(item: dict[str, Any]) -> str:
@@ -229,6 +199,7 @@ class ApprovalDecisionAdmin(OrgScopedAdminMixin, ReadOnlyAdminMixin, admin.Model
     ordering = ("-created_at",)
     fields = ("agent", "seq", "run", "created_at", "decided_by", "transport", "decisions", "approvals_json")
     readonly_fields = fields
+    approvals_json = json_field("approvals", "stored decisions")
 
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).filter(role=MessageRole.APPROVAL)
@@ -251,10 +222,6 @@ class ApprovalDecisionAdmin(OrgScopedAdminMixin, ReadOnlyAdminMixin, admin.Model
     @admin.display(description="decisions")
     def decisions(self, obj: ApprovalDecision) -> str:
         return "; ".join(_decision_line(item) for item in obj.approvals if isinstance(item, dict))
-
-    @admin.display(description="stored decisions")
-    def approvals_json(self, obj: ApprovalDecision) -> str:
-        return _pretty_json(obj.approvals)
 
 
 class StepInline(OrgScopedAdminMixin, ReadOnlyAdminMixin, admin.TabularInline):
@@ -306,18 +273,12 @@ class RunAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin, adm
         "error_json",
     )
     readonly_fields = fields
+    request_json = json_field("request", "request")
+    error_json = json_field("error", "error")
 
     @admin.display(description="duration")
     def duration(self, obj: Run) -> str:
         return "—" if obj.duration_ms is None else f"{obj.duration_ms} ms"
-
-    @admin.display(description="request")
-    def request_json(self, obj: Run) -> str:
-        return _pretty_json(obj.request)
-
-    @admin.display(description="error")
-    def error_json(self, obj: Run) -> str:
-        return _pretty_json(obj.error)
 
 
 @admin.register(Step)
@@ -348,10 +309,7 @@ class StepAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, ReadOnlyAdminMixin, ad
         "error_json",
     )
     readonly_fields = fields
-
-    @admin.display(description="error")
-    def error_json(self, obj: Step) -> str:
-        return _pretty_json(obj.error)
+    error_json = json_field("error", "error")
 
 
 # --- memory: blocks and archival passages -------------------------------------------------
@@ -387,17 +345,14 @@ class BlockAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
         "updated_at",
     )
     inlines = (BlockAgentInline,)
+    agent_count = count_column("agent_blocks", "agents")
 
     def get_queryset(self, request: HttpRequest) -> Any:
-        return super().get_queryset(request).annotate(agent_total=Count("agent_blocks", distinct=True))
+        return with_count(super().get_queryset(request), "agent_blocks")
 
     @admin.display(description="characters")
     def chars(self, obj: Block) -> int:
         return len(obj.value)
-
-    @admin.display(description="agents", ordering="agent_total")
-    def agent_count(self, obj: Block) -> int:
-        return getattr(obj, "agent_total", 0)
 
 
 @admin.register(Passage)

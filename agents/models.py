@@ -8,7 +8,7 @@ from django.db import models, transaction
 from django.db.models import Case, F, Max, Q, Value, When
 
 from accounts.fields import EncryptedJSONField
-from accounts.scoping import OrgScopedQuerySet, PublicIdModel
+from accounts.scoping import AuthoredModel, OrgScopedQuerySet, PublicIdModel
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
 from agents.memory.models import AgentBlock as AgentBlock
@@ -23,11 +23,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-class AgentQuerySet(OrgScopedQuerySet):
-    pass
-
-
-class Agent(PublicIdModel):
+class Agent(AuthoredModel, PublicIdModel):
     id_prefix = "agent"
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="agents")
@@ -73,13 +69,8 @@ class Agent(PublicIdModel):
     context_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
-    objects = AgentQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["-created_at"]
@@ -340,10 +331,6 @@ class StepStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
-class StepQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Step(PublicIdModel):
     """One model call within a run, and the tool calls it led to."""
 
@@ -368,7 +355,7 @@ class Step(PublicIdModel):
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 
-    objects = StepQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["run", "number"]

@@ -8,7 +8,7 @@ app_name = "agents"
 
 urlpatterns = [
     path("", views.agent_list, name="list"),
-    path("agents/new/", views.agent_create, name="create"),
+    path("agents/new/", views.agent_form, name="create"),
     path("approvals/", approval_views.approvals_inbox, name="approvals"),
     path("agents/<str:agent_id>/", chat_views.agent_chat, name="chat"),
     path("agents/<str:agent_id>/history/", chat_views.chat_history, name="chat_history"),
@@ -20,6 +20,6 @@ urlpatterns = [
         views.agent_archival_delete,
         name="archival_delete",
     ),
-    path("agents/<str:agent_id>/edit/", views.agent_edit, name="edit"),
+    path("agents/<str:agent_id>/edit/", views.agent_form, name="edit"),
     path("agents/<str:agent_id>/delete/", views.agent_delete, name="delete"),
 ]

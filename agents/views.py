@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import get_for_org
 from accounts.decorators import membership_required
+from accounts.pages import confirm_delete, search_query
 from agents import selectors, services
 from agents.errors import ApplicationError, NotFound
 from agents.forms import AgentForm, AgentSearchForm, PassageForm, PassageSearchForm
@@ -35,7 +36,7 @@ AGENT_LIST_LIMIT = 200
 @require_GET
 def agent_list(request: OrganizationHttpRequest) -> HttpResponse:
     search = AgentSearchForm(request.GET)
-    query = search.cleaned_data["q"].strip() if search.is_valid() else ""
+    query = search_query(search)
     agents = selectors.agent_list(
         organization=request.organization, query_text=query or None, limit=AGENT_LIST_LIMIT, order="desc"
     )
@@ -65,7 +66,11 @@ def _save_agent(request: OrganizationHttpRequest, form: AgentForm, agent: Agent 
     return agent
 
 
-def _agent_form_page(request: OrganizationHttpRequest, agent: Agent | None) -> HttpResponse:
+@membership_required
+@require_http_methods(["GET", "POST"])
+def agent_form(request: OrganizationHttpRequest, agent_id: str | None = None) -> HttpResponse:
+    """A new agent, or the agent ``agent_id`` to edit."""
+    agent = get_for_org(Agent, request.organization, agent_id) if agent_id is not None else None
     form = AgentForm(request.POST or None, organization=request.organization, agent=agent)
     if request.method == "POST" and form.is_valid():
         try:
@@ -80,25 +85,16 @@ def _agent_form_page(request: OrganizationHttpRequest, agent: Agent | None) -> H
 
 @membership_required
 @require_http_methods(["GET", "POST"])
-def agent_create(request: OrganizationHttpRequest) -> HttpResponse:
-    return _agent_form_page(request, None)
-
-
-@membership_required
-@require_http_methods(["GET", "POST"])
-def agent_edit(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
-    return _agent_form_page(request, get_for_org(Agent, request.organization, agent_id))
-
-
-@membership_required
-@require_http_methods(["GET", "POST"])
 def agent_delete(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
     agent = get_for_org(Agent, request.organization, agent_id)
-    if request.method == "POST":
-        services.agent_delete(agent=agent)
-        messages.success(request, f"Deleted {agent.name}.")
-        return redirect("agents:list")
-    return render(request, "agents/confirm_delete.html", {"agent": agent})
+    return confirm_delete(
+        request,
+        "agents/confirm_delete.html",
+        {"agent": agent},
+        delete=lambda: services.agent_delete(agent=agent),
+        done=f"Deleted {agent.name}.",
+        then="agents:list",
+    )
 
 
 ARCHIVAL_PAGE_ROWS = 100
@@ -119,7 +115,7 @@ def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpRespo
             messages.success(request, "Added to archival memory.")
             return redirect("agents:archival", agent_id=agent.public_id)
     search = PassageSearchForm(request.GET)
-    query = search.cleaned_data["q"].strip() if search.is_valid() else ""
+    query = search_query(search)
     if query:
         passages = archival.passage_search(agent=agent, query=query, top_k=ARCHIVAL_PAGE_ROWS)
     else:

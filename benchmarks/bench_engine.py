@@ -14,13 +14,10 @@ reset); the context holds the last ``--context`` rows.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
 import sys
-import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -28,48 +25,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
-
-def configure(postgres: bool) -> None:
-    if postgres:
-        import psycopg
-
-        # BENCH_DATABASE names the (dropped and re-created) database, so two people can measure at once.
-        name = os.environ.get("BENCH_DATABASE", "agentserver_bench")
-        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            conn.execute(f'CREATE DATABASE "{name}"')
-        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{name}"
-    else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
-
-
-class QueryCounter:
-    def __init__(self) -> None:
-        self.count = 0
-        self.per_turn: list[int] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        with self._lock:
-            self.count += 1
-        return execute(sql, params, many, context)
+from harness import add_history, in_process_django, in_process_parser, percentile
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--postgres", action="store_true")
-    parser.add_argument("--histories", type=int, nargs="+", default=[100, 10_000])
+    parser = in_process_parser(__doc__, histories=[100, 10_000])
     parser.add_argument("--context", type=int, default=100)
     parser.add_argument("--turns", type=int, default=200)
     args = parser.parse_args()
-    configure(args.postgres)
-
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    counter = in_process_django(args.postgres)
     from django.db import connections
-    from django.db.backends.signals import connection_created
 
     from accounts.models import Organization
     from agents import services
@@ -77,8 +42,6 @@ def main() -> None:
     from agents.llm.base import Completed, TextDelta, Usage
     from agents.models import Agent, Message, Run
     from agents.runs.turns import open_turn
-
-    call_command("migrate", verbosity=0)
 
     class InstantModel:
         provider = "instant"
@@ -92,30 +55,12 @@ def main() -> None:
 
     organization = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}")
     model = InstantModel()
-    counter = QueryCounter()
-    # The engine's queries run on asgiref's executor thread: count on every connection.
-    connection_created.connect(
-        lambda sender, connection, **kwargs: connection.execute_wrappers.append(counter), weak=False
-    )
     database = connections["default"].vendor
     print(f"database: {database}; zero-latency in-process model; context window: last {args.context} rows")
 
     for history in args.histories:
         agent = services.agent_create(organization=organization, name=f"h{history}", model="demo/echo-1")
-        start = Message.objects.filter(agent=agent).count()
-        Message.objects.bulk_create(
-            [
-                Message(
-                    organization=organization,
-                    agent=agent,
-                    seq=start + i,
-                    role="user" if i % 2 == 0 else "assistant",
-                    content=[{"type": "text", "text": f"message {i} " + "lorem ipsum " * 8}],
-                )
-                for i in range(history)
-            ],
-            batch_size=1000,
-        )
+        start = add_history(agent, history)
         Agent.objects.filter(pk=agent.pk).update(context_start_seq=max(0, start + history - args.context))
         agent.refresh_from_db()
 
@@ -141,10 +86,10 @@ def main() -> None:
             return timings, statistics.mean(counter.per_turn)
 
         timings, queries = asyncio.run(measure())
-        ms = sorted(t * 1000 for t in timings)
+        ms = [t * 1000 for t in timings]
         print(
             f"history {history:>6} rows: overhead per step p50={statistics.median(ms):.2f} ms "
-            f"p90={ms[int(0.9 * (len(ms) - 1))]:.2f} ms; queries per step={queries:.1f}"
+            f"p90={percentile(ms, 0.9):.2f} ms; queries per step={queries:.1f}"
         )
 
 

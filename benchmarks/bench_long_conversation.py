@@ -11,7 +11,6 @@ sizing the request, compacting, persisting. Prints figures; asserts nothing:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -23,29 +22,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
-from bench_engine import QueryCounter, configure
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[int(share * (len(ordered) - 1))]
+from harness import add_history, in_process_django, in_process_parser, percentile
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--postgres", action="store_true")
-    parser.add_argument("--histories", type=int, nargs="+", default=[1_000, 10_000])
+    parser = in_process_parser(__doc__, histories=[1_000, 10_000])
     parser.add_argument("--turns", type=int, default=150)
     parser.add_argument("--window", type=int, default=4_000)
     args = parser.parse_args()
-    configure(args.postgres)
-
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    counter = in_process_django(args.postgres)
     from django.db import connections
-    from django.db.backends.signals import connection_created
 
     from accounts.models import Organization
     from agents import services
@@ -53,10 +39,8 @@ def main() -> None:
     from agents.llm.base import Completed, TextDelta, Usage
     from agents.llm.tokens import request_tokens
     from agents.memory.compaction import store_compaction
-    from agents.models import Agent, Message, Run
+    from agents.models import Agent, Run
     from agents.runs.turns import open_turn
-
-    call_command("migrate", verbosity=0)
 
     class InstantModel:
         provider = "instant"
@@ -75,30 +59,13 @@ def main() -> None:
             yield Completed(finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=2))
 
     organization = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}")
-    counter = QueryCounter()
-    connection_created.connect(
-        lambda sender, connection, **kwargs: connection.execute_wrappers.append(counter), weak=False
-    )
     print(f"database: {connections['default'].vendor}; zero-latency in-process model; window {args.window} tokens")
 
     for history in args.histories:
         agent = services.agent_create(
             organization=organization, name=f"h{history}", model="demo/echo-1", context_window=args.window
         )
-        start = Message.objects.filter(agent=agent).count()
-        Message.objects.bulk_create(
-            [
-                Message(
-                    organization=organization,
-                    agent=agent,
-                    seq=start + i,
-                    role="user" if i % 2 == 0 else "assistant",
-                    content=[{"type": "text", "text": f"message {i} " + "lorem ipsum " * 8}],
-                )
-                for i in range(history)
-            ],
-            batch_size=1000,
-        )
+        start = add_history(agent, history)
         # As after earlier compactions: a summary heads the context, the last 20 rows follow it.
         store_compaction(
             agent_id=agent.pk,
@@ -128,20 +95,24 @@ def main() -> None:
                 await one_turn()
             return [await one_turn() for _ in range(args.turns)]
 
-        results = asyncio.run(measure())
-        plain = [(t * 1000, q) for t, q, compacted in results if not compacted]
-        compacting = [(t * 1000, q) for t, q, compacted in results if compacted]
-        ms = [t for t, _ in plain]
-        print(
-            f"history {history:>6} rows: per turn p50={statistics.median(ms):.2f} ms p90={percentile(ms, 0.9):.2f} ms, "
-            f"queries per step={statistics.mean(q for _, q in plain):.1f}; "
-            f"{len(compacting)} compactions in {args.turns} turns, a compacting turn "
-            f"p50={statistics.median(t for t, _ in compacting):.2f} ms "
-            f"with {statistics.mean(q for _, q in compacting):.1f} queries; "
-            f"largest request {model.largest} tokens (estimate) of {args.window}"
-            if compacting
-            else f"history {history:>6} rows: p50={statistics.median(ms):.2f} ms; no compaction in {args.turns} turns"
-        )
+        report(history, asyncio.run(measure()), turns=args.turns, window=args.window, largest=model.largest)
+
+
+def report(history: int, results: list[tuple[float, int, bool]], *, turns: int, window: int, largest: int) -> None:
+    """One line of figures from ``(seconds, queries, compacted)`` per turn."""
+    plain = [(t * 1000, q) for t, q, compacted in results if not compacted]
+    compacting = [(t * 1000, q) for t, q, compacted in results if compacted]
+    ms = [t for t, _ in plain]
+    print(
+        f"history {history:>6} rows: per turn p50={statistics.median(ms):.2f} ms p90={percentile(ms, 0.9):.2f} ms, "
+        f"queries per step={statistics.mean(q for _, q in plain):.1f}; "
+        f"{len(compacting)} compactions in {turns} turns, a compacting turn "
+        f"p50={statistics.median(t for t, _ in compacting):.2f} ms "
+        f"with {statistics.mean(q for _, q in compacting):.1f} queries; "
+        f"largest request {largest} tokens (estimate) of {window}"
+        if compacting
+        else f"history {history:>6} rows: p50={statistics.median(ms):.2f} ms; no compaction in {turns} turns"
+    )
 
 
 if __name__ == "__main__":

@@ -38,9 +38,10 @@ import django
 django.setup()
 
 import httpx
+from harness import fake_model, in_threads, load
 from websockets.asyncio.client import connect as ws_connect
 
-from benchmarks.multiprocess import fake_model, started_stack
+from benchmarks.multiprocess import started_stack
 from tests.chat.conftest import ChatServer
 from tests.crossprocess.stack import ProcessStack
 
@@ -133,11 +134,7 @@ def run_many(chat: ChatServer, agent_ids: list[str], total: int) -> tuple[int, i
                 with lock:
                     counts["completed" if run["status"] == "completed" else "other"] += 1
 
-    threads = [threading.Thread(target=agent_loop, args=(agent_id,)) for agent_id in agent_ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    in_threads(agent_loop, agent_ids)
     return counts["completed"], counts["other"]
 
 
@@ -182,16 +179,14 @@ def main() -> None:
         with started_stack(
             Path(folder_name), postgres=args.postgres, redis=args.redis, web=1, workers=1, extra_env=env
         ) as stack:
-            load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-            print(f"1 web process, 1 worker (solo pool), Postgres + Redis; load average {load}")
+            print(f"1 web process, 1 worker (solo pool), Postgres + Redis; load average {load()}")
             print("| measure | resident memory | detail |")
             print("|---|---|---|")
             if "web" in args.only:
                 measure_web(stack, args)
             if "worker" in args.only:
                 measure_worker(stack, args)
-            load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-            print(f"load average after: {load}")
+            print(f"load average after: {load()}")
 
 
 if __name__ == "__main__":

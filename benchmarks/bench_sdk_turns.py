@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import DICE, ROOT, fake_model, in_threads, load, percentile
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -58,15 +58,6 @@ if TYPE_CHECKING:
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
 TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
-DICE = '''
-def roll_dice(num_sides: int) -> str:
-    """Roll a die.
-
-    Args:
-        num_sides: How many sides the die has.
-    """
-    return "4"
-'''
 
 
 @dataclass
@@ -75,15 +66,6 @@ class Target:
     api_key: str
     web_pid: int | None = None
     description: str = "a running server"
-
-
-def load() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def report(label: str, latencies: list[float], started_load: str) -> None:
@@ -151,13 +133,8 @@ def concurrent(target: Target, agent_ids: list[str], seconds: float) -> tuple[in
                 done[0] += 1
                 latencies.append(elapsed)
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(agent_id,)) for agent_id in agent_ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return done[0], errors[0], time.perf_counter() - started, latencies
+    elapsed = in_threads(worker, agent_ids)
+    return done[0], errors[0], elapsed, latencies
 
 
 def run_scenarios(target: Target, args: argparse.Namespace) -> None:
@@ -218,20 +195,6 @@ def profiling(target: Target, output: str | None) -> Iterator[None]:
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=60)
-
-
-@contextlib.contextmanager
-def fake_model() -> Iterator[str]:
-    """The fake Anthropic server in a process of its own; its URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        line = process.stdout.readline() if process.stdout else ""
-        yield line.strip().rsplit(" ", 1)[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @contextlib.contextmanager

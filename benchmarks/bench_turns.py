@@ -12,16 +12,13 @@ emptied database) to measure on Postgres; the default is a SQLite file.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -34,22 +31,9 @@ import django
 django.setup()
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
+from harness import DICE, fake_model, in_threads, percentile
+
 from tests.api.live_server import start_live_server
-
-DICE = '''
-def roll_dice(num_sides: int) -> str:
-    """Roll a die.
-
-    Args:
-        num_sides: How many sides the die has.
-    """
-    return "4"
-'''
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def report(label: str, latencies: list[float]) -> None:
@@ -102,30 +86,8 @@ def concurrent(url: str, key: str, agent_ids: list[str], seconds: float) -> tupl
                     with lock:
                         errors[0] += 1
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(agent_id,)) for agent_id in agent_ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return done[0], errors[0], time.perf_counter() - started
-
-
-@contextlib.contextmanager
-def fake_model_process() -> Iterator[str]:
-    """The fake Anthropic server in a process of its own, so it competes with neither side for a GIL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", "0"],
-        cwd=Path(__file__).resolve().parent.parent,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = process.stdout.readline() if process.stdout else ""
-        yield line.strip().rsplit(" ", 1)[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    elapsed = in_threads(worker, agent_ids)
+    return done[0], errors[0], elapsed
 
 
 def main() -> None:
@@ -135,7 +97,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
 
-    with fake_model_process() as model_url, tempfile.TemporaryDirectory() as folder:
+    with fake_model() as model_url, tempfile.TemporaryDirectory() as folder:
         env = {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-ant-bench", "LOG_LEVEL": "WARNING"}
         with start_live_server(Path(folder), extra_env=env) as server:
             headers = {"Authorization": f"Bearer {server.api_key}"}

@@ -22,14 +22,13 @@ import asyncio
 import gc
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from pathlib import Path
+from io import StringIO
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import DICE, ROOT, fake_model, load, percentile
 
 
 class PauseProbe:
@@ -47,25 +46,11 @@ class PauseProbe:
 
     def report(self, turns: int) -> None:
         for generation in sorted(self.pauses):
-            ms = sorted(value * 1000 for value in self.pauses[generation])
-            p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
+            ms = [value * 1000 for value in self.pauses[generation]]
             print(
                 f"gen {generation}: {len(ms)} collections, pause p50={statistics.median(ms):.2f} ms "
-                f"p99={p99:.2f} ms max={ms[-1]:.2f} ms, {sum(ms) / turns:.2f} ms per turn"
+                f"p99={percentile(ms, 0.99):.2f} ms max={max(ms):.2f} ms, {sum(ms) / turns:.2f} ms per turn"
             )
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def start_fake_model() -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    line = process.stdout.readline() if process.stdout else ""
-    return process, line.strip().rsplit(" ", 1)[-1]
 
 
 async def send_turns(application: object, api_key: str, turns: int) -> list[float]:
@@ -96,48 +81,34 @@ async def send_turns(application: object, api_key: str, turns: int) -> list[floa
         return latencies
 
 
-DICE = '''
-def roll_dice(num_sides: int) -> str:
-    """Roll a die.
-
-    Args:
-        num_sides: How many sides the die has.
-    """
-    return "4"
-'''
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--unfreeze", action="store_true", help="undo config/asgi.py's gc.freeze() to compare")
     args = parser.parse_args()
 
-    model, model_url = start_fake_model()
-    folder = tempfile.mkdtemp(prefix="gc-probe-")
-    os.environ.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": f"sqlite:///{folder}/probe.sqlite3",
-            "REDIS_URL": "",
-            "SECRET_KEY": "gc-probe-secret-key-" + "k" * 40,
-            "FIELD_ENCRYPTION_KEY": "gc-probe-field-encryption-key-" + "e" * 40,
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "API_RATE_LIMIT": "100000/minute",
-            "ANTHROPIC_BASE_URL": model_url,
-            "ANTHROPIC_API_KEY": "sk-ant-probe",
-            "LOG_LEVEL": "WARNING",
-        }
-    )
-    sys.path.insert(0, str(ROOT))
-    try:
+    with fake_model() as model_url:
+        folder = tempfile.mkdtemp(prefix="gc-probe-")
+        os.environ.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "config.settings",
+                "DATABASE_URL": f"sqlite:///{folder}/probe.sqlite3",
+                "REDIS_URL": "",
+                "SECRET_KEY": "gc-probe-secret-key-" + "k" * 40,
+                "FIELD_ENCRYPTION_KEY": "gc-probe-field-encryption-key-" + "e" * 40,
+                "ALLOWED_HOSTS": "127.0.0.1",
+                "API_RATE_LIMIT": "100000/minute",
+                "ANTHROPIC_BASE_URL": model_url,
+                "ANTHROPIC_API_KEY": "sk-ant-probe",
+                "LOG_LEVEL": "WARNING",
+            }
+        )
+        sys.path.insert(0, str(ROOT))
         from django.core.management import call_command
 
         from config.asgi import application  # sets Django up, then freezes what startup left alive
 
         call_command("migrate", "--noinput", verbosity=0)
-        from io import StringIO
-
         output = StringIO()
         call_command(
             "create_api_key", "--org", "probe", "--email", "probe@example.com", "--name", "probe", stdout=output
@@ -151,20 +122,16 @@ def main() -> None:
         )
         probe = PauseProbe()
         gc.callbacks.append(probe)
-        load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+        started_load = load()
         latencies = asyncio.run(send_turns(application, api_key, args.turns))
         gc.callbacks.remove(probe)
         ms = [value * 1000 for value in latencies]
-        after = " ".join(f"{value:.2f}" for value in os.getloadavg())
         print(
             f"{'unfrozen' if args.unfreeze else 'frozen'}: {len(ms)} blocking text turns in-process, "
             f"p50={statistics.median(ms):.1f} ms p99={percentile(ms, 0.99):.1f} ms max={max(ms):.1f} ms "
-            f"(load {load} -> {after})"
+            f"(load {started_load} -> {load()})"
         )
         probe.report(len(ms))
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
 
 
 if __name__ == "__main__":

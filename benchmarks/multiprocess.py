@@ -38,7 +38,7 @@ import django
 django.setup()
 
 import httpx
-from bench_sdk_turns import fake_model
+from harness import fake_model
 
 from tests.api.databases import scratch_database
 from tests.api.live_server import free_port

@@ -3,6 +3,9 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import worker_init
+from channels.layers import get_channel_layer
+
+from tools.sandbox.selection import announce_sandbox
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -15,8 +18,6 @@ app.conf.update(imports=["agents.runs.tasks", "agents.maintenance"])
 @worker_init.connect
 def _announce_sandbox(**kwargs: Any) -> None:
     """Log at start-up when source tools have no sandbox."""
-    from tools.sandbox.selection import announce_sandbox
-
     announce_sandbox()
 
 
@@ -24,6 +25,4 @@ def _announce_sandbox(**kwargs: Any) -> None:
 def _build_channel_layer(**kwargs: Any) -> None:
     """Build the channel layer before the first run (and before forking the pool's processes):
     its backend's imports took about 200 ms, which the first run's first publish waited for."""
-    from channels.layers import get_channel_layer
-
     get_channel_layer()

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Count
 from django.forms.models import BaseInlineFormSet
-from django.utils.html import format_html
 
+from accounts.admin_helpers import CreatedByAdminMixin, count_column, json_field, with_count
 from accounts.admin_scoping import OrgScopedAdminMixin, PublicIdSearchMixin
 from tools.models import AgentTool, Tool
 
@@ -46,21 +44,26 @@ class AgentToolForm(forms.ModelForm):
         return cleaned
 
 
-class ToolAgentInline(OrgScopedAdminMixin, admin.TabularInline):
-    """The agents that use this tool, with each agent's approval policy."""
+class BaseAgentToolInline(OrgScopedAdminMixin, admin.TabularInline):
+    """Rows of ``AgentTool`` under an agent or a tool, limited to the parent's organization."""
 
     model = AgentTool
     form = AgentToolForm
     formset = AgentToolFormSet
     organization_path = "agent__organization"
     extra = 0
+
+
+class ToolAgentInline(BaseAgentToolInline):
+    """The agents that use this tool, with each agent's approval policy."""
+
     fields = ("agent", "approval_policy", "approval_condition")
     verbose_name = "agent using this tool"
     verbose_name_plural = "agents using this tool"
 
 
 @admin.register(Tool)
-class ToolAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
+class ToolAdmin(CreatedByAdminMixin, OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
     list_display = (
         "name",
         "public_id",
@@ -87,18 +90,8 @@ class ToolAdmin(OrgScopedAdminMixin, PublicIdSearchMixin, admin.ModelAdmin):
         ("Other", {"fields": ("tags", "metadata", "created_by", "created_at", "updated_at")}),
     )
 
+    agent_count = count_column("agent_tools", "agents")
+    schema = json_field("json_schema", "schema (formatted)")
+
     def get_queryset(self, request: HttpRequest) -> Any:
-        return super().get_queryset(request).annotate(agent_total=Count("agent_tools", distinct=True))
-
-    @admin.display(description="agents", ordering="agent_total")
-    def agent_count(self, obj: Tool) -> int:
-        return getattr(obj, "agent_total", 0)
-
-    @admin.display(description="schema (formatted)")
-    def schema(self, obj: Tool) -> str:
-        return format_html("<pre>{}</pre>", json.dumps(obj.json_schema, indent=2, ensure_ascii=False))
-
-    def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
-        if not change and obj.created_by_id is None:
-            obj.created_by = request.user  # type: ignore[assignment]  # the admin admits only logged-in staff
-        super().save_model(request, obj, form, change)
+        return with_count(super().get_queryset(request), "agent_tools")

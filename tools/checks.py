@@ -6,11 +6,11 @@ from typing import Any
 
 from django.core.checks import Tags, Warning, register
 
+from tools.sandbox.selection import UNSAFE_NO_ISOLATION, get_sandbox_backend
+
 
 @register(Tags.security, deploy=True)
 def check_tool_sandbox(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
-    from tools.sandbox.selection import UNSAFE_NO_ISOLATION, get_sandbox_backend
-
     backend = get_sandbox_backend()
     if backend.name == "unavailable":
         return [

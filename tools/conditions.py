@@ -28,6 +28,7 @@ call through unseen.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,17 +143,17 @@ class _Parser:
             raise ConditionError(f"the condition nests deeper than {MAX_DEPTH} levels")
 
     def _or(self) -> Node:
-        node = self._and()
-        while self._is("name", "or"):
-            self._take()
-            node = ("or", node, self._and())
-        return node
+        return self._chain("or", self._and)
 
     def _and(self) -> Node:
-        node = self._not()
-        while self._is("name", "and"):
+        return self._chain("and", self._not)
+
+    def _chain(self, word: str, operand: Callable[[], Node]) -> Node:
+        """``operand (word operand)*``, grouped from the left."""
+        node = operand()
+        while self._is("name", word):
             self._take()
-            node = ("and", node, self._not())
+            node = (word, node, operand())
         return node
 
     def _not(self) -> Node:

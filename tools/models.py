@@ -2,11 +2,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from accounts.scoping import OrgScopedQuerySet, PublicIdModel
+from accounts.scoping import AuthoredModel, OrgScopedQuerySet, PublicIdModel
 from tools.conditions import ConditionError, check_condition
 
 DEFAULT_RETURN_CHAR_LIMIT = 50_000
@@ -18,11 +17,7 @@ class ToolKind(models.TextChoices):
     CLIENT = "client", "Client-side (answered through approvals)"
 
 
-class ToolQuerySet(OrgScopedQuerySet):
-    pass
-
-
-class Tool(PublicIdModel):
+class Tool(AuthoredModel, PublicIdModel):
     id_prefix = "tool"
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="tools")
@@ -45,13 +40,8 @@ class Tool(PublicIdModel):
     enable_parallel_execution = models.BooleanField(default=False)
     tags = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ToolQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         constraints: ClassVar = [

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tools.base import Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
 from tools.builtins import BuiltinRegistry, default_registry
+from tools.models import ApprovalPolicy
 from tools.sandbox.base import SandboxBackend, SandboxLimits
+from tools.sandbox.selection import get_sandbox_backend
 from tools.sandbox.slots import run_sandboxed
 from tools.validation import ArgumentError, validate_arguments
 
@@ -124,20 +126,13 @@ class DefaultToolRunner:
             )
         sandbox = self.sandbox
         if sandbox is None:
-            from tools.sandbox.selection import get_sandbox_backend
-
             sandbox = await asyncio.to_thread(get_sandbox_backend)
         function_name = str(spec.json_schema.get("name") or spec.name)
         try:
-            result = await run_sandboxed(
-                sandbox,
-                organization_id=context.organization_id,
-                source_code=spec.source_code,
-                function_name=function_name,
-                arguments=arguments,
-                env=dict(context.env_vars),
-                limits=self._limits(),
+            call = functools.partial(
+                sandbox.execute, spec.source_code, function_name, arguments, dict(context.env_vars), self._limits()
             )
+            result = await run_sandboxed(call, organization_id=context.organization_id)
         except Exception as exc:
             logger.exception("Sandbox backend %s failed on %s", getattr(sandbox, "name", "?"), spec.name)
             return _failed(spec, started, f"The sandbox failed to run {spec.name}: {type(exc).__name__}.")
@@ -160,8 +155,6 @@ def tool_spec_for(agent_tool: AgentTool) -> ToolSpec:
     A built-in's schema comes from the code (``default_registry``), never from a row
     written by an older version of the server.
     """
-    from tools.models import ApprovalPolicy
-
     tool = agent_tool.tool
     policy = agent_tool.effective_policy
     schema = _builtin_schemas().get(tool.name) if tool.kind == "builtin" else None

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import get_for_org
 from accounts.decorators import membership_required
+from accounts.pages import confirm_delete, search_query
 from tools import selectors as tool_selectors
 from tools import services
 from tools.forms import ToolForm, ToolSearchForm, source_error_text
@@ -35,7 +36,7 @@ MAX_PREVIEW_SOURCE_CHARS = 200_000
 @require_GET
 def tool_list(request: OrganizationHttpRequest) -> HttpResponse:
     search = ToolSearchForm(request.GET)
-    query = search.cleaned_data["q"].strip() if search.is_valid() else ""
+    query = search_query(search)
     tools = tool_selectors.tool_list(
         organization=request.organization, search=query or None, limit=TOOL_LIST_LIMIT, order="asc"
     )
@@ -62,7 +63,11 @@ def _save(request: OrganizationHttpRequest, form: ToolForm, tool: Tool | None) -
     return None
 
 
-def _tool_form_page(request: OrganizationHttpRequest, tool: Tool | None) -> HttpResponse:
+@membership_required
+@require_http_methods(["GET", "POST"])
+def tool_form(request: OrganizationHttpRequest, tool_id: str | None = None) -> HttpResponse:
+    """A new tool from Python source, or the tool ``tool_id`` to edit (a built-in's page only shows it)."""
+    tool = get_for_org(Tool, request.organization, tool_id) if tool_id is not None else None
     initial = None
     if tool is not None:
         derived = (tool.json_schema or {}).get("description", "")
@@ -85,25 +90,16 @@ def _tool_form_page(request: OrganizationHttpRequest, tool: Tool | None) -> Http
 
 @membership_required
 @require_http_methods(["GET", "POST"])
-def tool_create(request: OrganizationHttpRequest) -> HttpResponse:
-    return _tool_form_page(request, None)
-
-
-@membership_required
-@require_http_methods(["GET", "POST"])
-def tool_edit(request: OrganizationHttpRequest, tool_id: str) -> HttpResponse:
-    return _tool_form_page(request, get_for_org(Tool, request.organization, tool_id))
-
-
-@membership_required
-@require_http_methods(["GET", "POST"])
 def tool_delete(request: OrganizationHttpRequest, tool_id: str) -> HttpResponse:
     tool = get_for_org(Tool, request.organization, tool_id)
-    if request.method == "POST":
-        services.tool_delete(tool=tool)
-        messages.success(request, f"Deleted tool {tool.name}.")
-        return redirect("tools:list")
-    return render(request, "tools/confirm_delete.html", {"tool": tool, "agents": tool.agents.all()})
+    return confirm_delete(
+        request,
+        "tools/confirm_delete.html",
+        {"tool": tool, "agents": tool.agents.all()},
+        delete=lambda: services.tool_delete(tool=tool),
+        done=f"Deleted tool {tool.name}.",
+        then="tools:list",
+    )
 
 
 @membership_required

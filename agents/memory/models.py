@@ -14,10 +14,6 @@ from accounts.scoping import OrgScopedQuerySet, PublicIdModel
 DEFAULT_BLOCK_CHAR_LIMIT = 20_000
 
 
-class BlockQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Block(PublicIdModel):
     """A labelled piece of core memory, compiled into the system prompt of every agent it is attached to."""
 
@@ -34,7 +30,7 @@ class Block(PublicIdModel):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = BlockQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["created_at", "id"]
@@ -62,10 +58,6 @@ class AgentBlock(models.Model):
         return f"{self.agent_id} · {self.block_id}"
 
 
-class PassageQuerySet(OrgScopedQuerySet):
-    pass
-
-
 class Passage(PublicIdModel):
     """One memory in an agent's archival store; ``embedding`` is set when the agent has an embedding model."""
 
@@ -81,7 +73,7 @@ class Passage(PublicIdModel):
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = PassageQuerySet.as_manager()
+    objects = OrgScopedQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["created_at", "id"]

@@ -8,11 +8,13 @@ of a final expression comes back in ``results``, like a notebook cell.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 from tools.sandbox.base import SandboxLimits
+from tools.sandbox.selection import get_sandbox_backend
 from tools.sandbox.slots import run_sandboxed
 
 if TYPE_CHECKING:
@@ -29,18 +31,9 @@ def run_code_tool(sandbox: SandboxBackend | None = None) -> BuiltinTool:
             raise ToolError(f"run_code supports only python on this server, not {arguments['language']!r}.")
         backend = sandbox
         if backend is None:
-            from tools.sandbox.selection import get_sandbox_backend
-
             backend = await asyncio.to_thread(get_sandbox_backend)
-        result = await run_sandboxed(
-            backend,
-            organization_id=context.organization_id,
-            source_code=arguments["code"],
-            function_name=None,
-            arguments={},
-            env={},
-            limits=SandboxLimits.from_settings(),
-        )
+        call = functools.partial(backend.execute, arguments["code"], None, {}, {}, SandboxLimits.from_settings())
+        result = await run_sandboxed(call, organization_id=context.organization_id)
         if result.error_kind in {"sandbox", "busy"}:
             raise ToolError(result.error)
         return {

@@ -20,6 +20,10 @@ SLEEPTIME = "sleep-time and voice agents are not supported on this server"
 WEB = "this server has no web search or page-fetching provider configured"
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
+_AGENT_MESSAGE = {
+    "message": prop("string", "The message to send."),
+    "other_agent_id": prop("string", "The other agent's id."),
+}
 
 
 def _unavailable(
@@ -47,7 +51,10 @@ def _unavailable(
 
 
 def unavailable_tools() -> list[BuiltinTool]:
-    s = "string"
+    return [*_file_tools(), *_multi_agent_tools(), *_sleeptime_tools(), *_web_tools()]
+
+
+def _file_tools() -> list[BuiltinTool]:
     return [
         _unavailable(
             "open_files",
@@ -60,7 +67,7 @@ def unavailable_tools() -> list[BuiltinTool]:
                     "items": {
                         "type": "object",
                         "properties": {
-                            "file_name": prop(s, "Name of the file to open."),
+                            "file_name": prop("string", "Name of the file to open."),
                             "offset": prop("integer", "First line to show (0-indexed)."),
                             "length": prop("integer", "Number of lines to show."),
                         },
@@ -78,8 +85,8 @@ def unavailable_tools() -> list[BuiltinTool]:
             "Search attached files for a pattern.",
             FILES,
             {
-                "pattern": prop(s, "Regular expression to search for."),
-                "include": prop(s, "Only files whose names match this pattern."),
+                "pattern": prop("string", "Regular expression to search for."),
+                "include": prop("string", "Only files whose names match this pattern."),
                 "context_lines": prop("integer", "Lines of context around each match."),
                 "offset": prop("integer", "Number of matches to skip."),
             },
@@ -91,16 +98,21 @@ def unavailable_tools() -> list[BuiltinTool]:
             "letta_files_core",
             "Search attached files by meaning.",
             FILES,
-            {"query": prop(s, "What to search for."), "limit": prop("integer", "Maximum number of results.")},
+            {"query": prop("string", "What to search for."), "limit": prop("integer", "Maximum number of results.")},
             ["query"],
             parallel=True,
         ),
+    ]
+
+
+def _multi_agent_tools() -> list[BuiltinTool]:
+    return [
         _unavailable(
             "send_message_to_agent_and_wait_for_reply",
             "letta_multi_agent_core",
             "Send a message to another agent and wait for its reply.",
             MULTI_AGENT,
-            {"message": prop(s, "The message to send."), "other_agent_id": prop(s, "The other agent's id.")},
+            _AGENT_MESSAGE,
             ["message", "other_agent_id"],
         ),
         _unavailable(
@@ -108,7 +120,7 @@ def unavailable_tools() -> list[BuiltinTool]:
             "letta_multi_agent_core",
             "Send a message to another agent without waiting.",
             MULTI_AGENT,
-            {"message": prop(s, "The message to send."), "other_agent_id": prop(s, "The other agent's id.")},
+            _AGENT_MESSAGE,
             ["message", "other_agent_id"],
         ),
         _unavailable(
@@ -117,12 +129,17 @@ def unavailable_tools() -> list[BuiltinTool]:
             "Send a message to every agent with matching tags.",
             MULTI_AGENT,
             {
-                "message": prop(s, "The message to send."),
+                "message": prop("string", "The message to send."),
                 "match_all": {**_STRINGS, "description": "Tags an agent must all have."},
                 "match_some": {**_STRINGS, "description": "Tags of which an agent must have at least one."},
             },
             ["message", "match_all", "match_some"],
         ),
+    ]
+
+
+def _sleeptime_tools() -> list[BuiltinTool]:
+    return [
         _unavailable(
             "store_memories",
             "letta_voice_sleeptime_core",
@@ -136,7 +153,7 @@ def unavailable_tools() -> list[BuiltinTool]:
                         "properties": {
                             "start_index": prop("integer", "First evicted line of the chunk."),
                             "end_index": prop("integer", "Last evicted line of the chunk (inclusive)."),
-                            "context": prop(s, "A short paraphrase of the chunk, for retrieval."),
+                            "context": prop("string", "A short paraphrase of the chunk, for retrieval."),
                         },
                         "required": ["start_index", "end_index", "context"],
                     },
@@ -150,7 +167,7 @@ def unavailable_tools() -> list[BuiltinTool]:
             "letta_voice_sleeptime_core",
             "Rewrite the main agent's memory block.",
             SLEEPTIME,
-            {"new_memory": prop(s, "The new contents of the block.")},
+            {"new_memory": prop("string", "The new contents of the block.")},
             ["new_memory"],
         ),
         _unavailable(
@@ -173,16 +190,21 @@ def unavailable_tools() -> list[BuiltinTool]:
             },
             [],
         ),
+    ]
+
+
+def _web_tools() -> list[BuiltinTool]:
+    return [
         _unavailable(
             "web_search",
             "letta_builtin",
             "Search the web.",
             WEB,
             {
-                "query": prop(s, "The search query."),
+                "query": prop("string", "The search query."),
                 "num_results": prop("integer", "Number of results to return (1-100)."),
                 "category": prop(
-                    s,
+                    "string",
                     "Focus on one kind of content.",
                     enum=[
                         "company",
@@ -199,9 +221,9 @@ def unavailable_tools() -> list[BuiltinTool]:
                 "include_text": prop("boolean", "Whether to retrieve full page content."),
                 "include_domains": {**_STRINGS, "description": "Only these domains."},
                 "exclude_domains": {**_STRINGS, "description": "Never these domains."},
-                "start_published_date": prop(s, "Only content published after this ISO date."),
-                "end_published_date": prop(s, "Only content published before this ISO date."),
-                "user_location": prop(s, "Two-letter country code for localized results."),
+                "start_published_date": prop("string", "Only content published after this ISO date."),
+                "end_published_date": prop("string", "Only content published before this ISO date."),
+                "user_location": prop("string", "Two-letter country code for localized results."),
             },
             ["query"],
             parallel=True,
@@ -211,7 +233,7 @@ def unavailable_tools() -> list[BuiltinTool]:
             "letta_builtin",
             "Fetch a web page as text.",
             WEB,
-            {"url": prop(s, "The URL of the page to fetch.")},
+            {"url": prop("string", "The URL of the page to fetch.")},
             ["url"],
             parallel=True,
         ),

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from django.conf import settings
+
 KiB = 1024
 MiB = 1024 * KiB
 
@@ -47,8 +49,6 @@ class SandboxLimits:
 
     @classmethod
     def from_settings(cls) -> SandboxLimits:
-        from django.conf import settings
-
         defaults = cls()
         return cls(
             wall_seconds=float(getattr(settings, "TOOL_SANDBOX_WALL_SECONDS", defaults.wall_seconds)),

@@ -21,27 +21,22 @@ from creating user namespaces, since ``--disable-userns`` needs ``--unshare-user
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tools.sandbox.base import SandboxLimits
-from tools.sandbox.child import (
-    LAUNCH_ENV,
-    ChildSpec,
-    request_payload,
-    run_child,
-    runner_command,
-    sandbox_env,
-)
+from tools.sandbox.child import LAUNCH_ENV, ChildBackend, ChildSpec, request_payload, runner_command
 from tools.sandbox.seccomp import escape_filter, filter_fd
 from tools.sandbox.uids import wait_for_uid_exit
 
 if TYPE_CHECKING:
-    from tools.sandbox.base import SandboxResult
+    from collections.abc import AsyncIterator
+
     from tools.sandbox.uids import UidLease, UidPool
 
 logger = logging.getLogger(__name__)
@@ -52,7 +47,7 @@ _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/
 _NETWORK_DIRS = ("/etc/ssl", "/etc/ca-certificates", "/etc/pki")
 
 
-class BubblewrapBackend:
+class BubblewrapBackend(ChildBackend):
     name = "bubblewrap"
 
     def __init__(self, *, bwrap: str, python: str, uid_pool: UidPool | None) -> None:
@@ -64,28 +59,21 @@ class BubblewrapBackend:
         self.uid_pool = uid_pool if os.geteuid() == 0 else None
         self._mounts = _mounts(python)
 
-    async def execute(
-        self,
-        source_code: str,
-        function_name: str | None,
-        arguments: dict[str, Any],
-        env: dict[str, str],
-        limits: SandboxLimits,
-    ) -> SandboxResult:
+    @contextlib.asynccontextmanager
+    async def child(self, limits: SandboxLimits) -> AsyncIterator[tuple[ChildSpec, str]]:
+        """``bwrap`` around the interpreter (under a leased uid as root), with the seccomp filter on an fd."""
         lease = self.uid_pool.acquire() if self.uid_pool is not None else None
-        program = escape_filter()
-        seccomp_fd = filter_fd(program) if program is not None else None
+        seccomp_fd = _seccomp_fd()
         try:
             uid = lease.uid if lease is not None else None
-            spec = ChildSpec(
-                argv_for=lambda fd: self.command(fd, uid, limits, seccomp_fd=seccomp_fd),
-                signal_offset=True,
-                extra_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+            yield (
+                ChildSpec(
+                    argv_for=lambda fd: self.command(fd, uid, limits, seccomp_fd=seccomp_fd),
+                    signal_offset=True,
+                    extra_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+                ),
+                SANDBOX_HOME,
             )
-            payload = request_payload(
-                source_code, function_name, arguments, sandbox_env(env, home=SANDBOX_HOME), limits
-            )
-            return await run_child(spec, payload, limits)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
@@ -117,8 +105,7 @@ class BubblewrapBackend:
         """Run one trivial call; ``None`` when it works, else what went wrong."""
         lease = self.uid_pool.acquire() if self.uid_pool is not None else None
         read_fd, write_fd = os.pipe()
-        program = escape_filter()
-        seccomp_fd = filter_fd(program) if program is not None else None
+        seccomp_fd = _seccomp_fd()
         try:
             limits = SandboxLimits()
             payload = request_payload("def probe() -> str:\n    return 'ok'\n", "probe", {}, {}, limits)
@@ -159,6 +146,12 @@ def supports(bwrap: str, option: str) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return option.encode() in completed.stdout + completed.stderr
+
+
+def _seccomp_fd() -> int | None:
+    """An fd holding the escape filter for ``bwrap --seccomp``; ``None`` without libseccomp."""
+    program = escape_filter()
+    return filter_fd(program) if program is not None else None
 
 
 async def _release(lease: UidLease) -> None:

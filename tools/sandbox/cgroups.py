@@ -26,6 +26,8 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from django.conf import settings
+
 from tools.sandbox.base import MiB, SandboxLimits
 
 logger = logging.getLogger(__name__)
@@ -41,8 +43,6 @@ REMOVE_WAIT_SECONDS = 2.0
 
 def configured_parent() -> Path | None:
     """The delegated parent cgroup, when one is configured and usable here."""
-    from django.conf import settings
-
     configured = str(getattr(settings, "TOOL_SANDBOX_CGROUP_PARENT", "") or "")
     if not configured:
         return None

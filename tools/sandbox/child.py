@@ -1,10 +1,10 @@
 """One sandboxed call as a child process: feed the request, cap what comes back, enforce the clock.
 
-Both backends use this; they differ only in the command line and in who the child
-runs as. The child starts in a session of its own, so a timeout or an output overflow
-kills its whole process group. Output is read in chunks against a byte budget and the
-child is killed as soon as the budget is spent, so printing gigabytes costs at most
-the cap in memory.
+Both backends are a ``ChildBackend``; they differ only in the command line and in who
+the child runs as (``ChildBackend.child``). The child starts in a session of its own, so
+a timeout or an output overflow kills its whole process group. Output is read in chunks
+against a byte budget and the child is killed as soon as the budget is spent, so printing
+gigabytes costs at most the cap in memory.
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from tools.sandbox.base import ErrorKind, KiB, SandboxLimits, SandboxResult
 from tools.sandbox.cgroups import CallCgroup, configured_parent, runner_limits
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +74,28 @@ class ChildSpec:
     signal_offset: bool = False  # the launcher reports a child killed by signal N as 128 + N
     cleanup: Callable[[], Awaitable[None]] | None = None  # kills what escaped the process group
     extra_fds: tuple[int, ...] = ()  # further fds the launcher reads (bwrap's seccomp program)
+
+
+class ChildBackend:
+    """A ``SandboxBackend`` that runs each call as a child process; a subclass says how to start it."""
+
+    name: str
+
+    async def execute(
+        self,
+        source_code: str,
+        function_name: str | None,
+        arguments: dict[str, Any],
+        env: dict[str, str],
+        limits: SandboxLimits,
+    ) -> SandboxResult:
+        async with self.child(limits) as (spec, home):
+            payload = request_payload(source_code, function_name, arguments, sandbox_env(env, home=home), limits)
+            return await run_child(spec, payload, limits)
+
+    def child(self, limits: SandboxLimits) -> AbstractAsyncContextManager[tuple[ChildSpec, str]]:
+        """How to start one call's child, and the tool's ``HOME`` in it; cleans up after the call."""
+        raise NotImplementedError
 
 
 async def run_child(spec: ChildSpec, payload: bytes, limits: SandboxLimits) -> SandboxResult:

@@ -14,21 +14,24 @@ Prefer ``BubblewrapBackend``; this one is used only when the operator names it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tools.sandbox.child import LAUNCH_ENV, ChildSpec, request_payload, run_child, runner_command, sandbox_env
+from tools.sandbox.child import LAUNCH_ENV, ChildBackend, ChildSpec, runner_command
 from tools.sandbox.uids import wait_for_uid_exit
 
 if TYPE_CHECKING:
-    from tools.sandbox.base import SandboxLimits, SandboxResult
+    from collections.abc import AsyncIterator
+
+    from tools.sandbox.base import SandboxLimits
     from tools.sandbox.uids import UidPool
 
 
-class ProcessBackend:
+class ProcessBackend(ChildBackend):
     name = "process"
 
     def __init__(self, *, python: str, uid_pool: UidPool | None) -> None:
@@ -37,27 +40,23 @@ class ProcessBackend:
         self.python = python
         self.uid_pool = uid_pool
 
-    async def execute(
-        self,
-        source_code: str,
-        function_name: str | None,
-        arguments: dict[str, Any],
-        env: dict[str, str],
-        limits: SandboxLimits,
-    ) -> SandboxResult:
+    @contextlib.asynccontextmanager
+    async def child(self, limits: SandboxLimits) -> AsyncIterator[tuple[ChildSpec, str]]:
+        """The interpreter under a leased uid, in a fresh private working directory that is also its ``HOME``."""
         lease = self.uid_pool.acquire()
         workdir = tempfile.mkdtemp(prefix="agentserver-tool-")
         try:
             uid = lease.uid
             os.chown(workdir, uid, uid)
-            spec = ChildSpec(
-                argv_for=lambda fd: runner_command(self.python, fd, None),
-                cwd=workdir,
-                user=uid,
-                cleanup=lambda: kill_every_process_of(uid, python=self.python),
+            yield (
+                ChildSpec(
+                    argv_for=lambda fd: runner_command(self.python, fd, None),
+                    cwd=workdir,
+                    user=uid,
+                    cleanup=lambda: kill_every_process_of(uid, python=self.python),
+                ),
+                workdir,
             )
-            payload = request_payload(source_code, function_name, arguments, sandbox_env(env, home=workdir), limits)
-            return await run_child(spec, payload, limits)
         finally:
             await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
             await wait_for_uid_exit(lease.uid)

@@ -78,7 +78,7 @@ def _run(request: dict, limits: dict) -> dict:
                 return _failure("exception", f"The tool's source defines no function named {function_name!r}.")
             value = function(**request["arguments"])
             if type(value).__name__ == "coroutine":
-                import asyncio
+                import asyncio  # only for a coroutine tool: start-up time, see the module docstring
 
                 value = asyncio.run(value)
     except BaseException as exc:
@@ -88,7 +88,7 @@ def _run(request: dict, limits: dict) -> dict:
 
 def _run_script(source: str, namespace: dict) -> object:
     """Run ``source`` as a script; the ``repr`` of a final expression is its value."""
-    import ast
+    import ast  # only for a script: start-up time, see the module docstring
 
     tree = ast.parse(source, TOOL_FILENAME)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
@@ -126,7 +126,7 @@ def _exception_failure(exc: BaseException, label: str, source: str, limits: dict
 
 def _format_traceback(exc: BaseException, source: str) -> str:
     try:
-        import linecache
+        import linecache  # only after a failure: start-up time, see the module docstring
         import traceback
 
         linecache.cache[TOOL_FILENAME] = (len(source), None, source.splitlines(keepends=True), TOOL_FILENAME)
@@ -141,7 +141,7 @@ def _format_traceback(exc: BaseException, source: str) -> str:
 def _success(value: object, label: str) -> dict:
     if isinstance(value, str):
         return {"ok": True, "value": str(value)}
-    import json
+    import json  # only for a non-string value: start-up time, see the module docstring
 
     try:
         json.dumps(value, allow_nan=False)
@@ -181,7 +181,7 @@ def _encode(envelope: dict) -> bytes:
     if all(isinstance(value, str | bool) for value in envelope.values()):
         fields = [f"{_json.encode_basestring_ascii(key)}: {_literal(value)}" for key, value in envelope.items()]
         return ("{" + ", ".join(fields) + "}").encode()
-    import json
+    import json  # only for a non-string value: start-up time, see the module docstring
 
     return json.dumps(envelope, allow_nan=False).encode()
 

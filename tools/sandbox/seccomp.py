@@ -82,7 +82,7 @@ CLONE_NAMESPACE_FLAGS = (
 def escape_filter() -> bytes | None:
     """The compiled BPF program, or ``None`` (logged) when libseccomp is not available here."""
     try:
-        import pyseccomp as seccomp
+        import pyseccomp as seccomp  # optional: without libseccomp the ImportError is handled below
 
         rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
         for name in DENIED_SYSCALLS:

@@ -17,13 +17,16 @@ import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tools.sandbox.base import SandboxBackend, SandboxLimits, SandboxResult
+from django.conf import settings
+
+from tools.sandbox.base import SandboxResult
+from tools.sandbox.selection import default_state_dir
 
 if TYPE_CHECKING:
     import uuid
-    from collections.abc import Iterator
+    from collections.abc import Awaitable, Callable, Iterator
 
 DEFAULT_MAX_CALLS = 8
 DEFAULT_MAX_CALLS_PER_ORGANIZATION = 4
@@ -36,19 +39,15 @@ class SandboxBusy(Exception):
 
 
 async def run_sandboxed(
-    backend: SandboxBackend,
-    *,
-    organization_id: uuid.UUID | None,
-    source_code: str,
-    function_name: str | None,
-    arguments: dict[str, Any],
-    env: dict[str, str],
-    limits: SandboxLimits,
+    call: Callable[[], Awaitable[SandboxResult]], *, organization_id: uuid.UUID | None
 ) -> SandboxResult:
-    """``backend.execute`` within the concurrency caps; a full cap is an ``error_kind="busy"`` result."""
+    """``call()``, a backend's ``execute`` with its arguments bound, within the concurrency caps.
+
+    A full cap is an ``error_kind="busy"`` result, and the call never starts.
+    """
     try:
         with call_slots(organization_id):
-            return await backend.execute(source_code, function_name, arguments, env, limits)
+            return await call()
     except SandboxBusy as busy:
         return SandboxResult(ok=False, error=busy.message, error_kind="busy")
 
@@ -56,8 +55,6 @@ async def run_sandboxed(
 @contextlib.contextmanager
 def call_slots(organization_id: uuid.UUID | None) -> Iterator[None]:
     """Hold a server slot and (for a call of an organization) an organization slot; ``SandboxBusy`` if none."""
-    from django.conf import settings
-
     server_cap = int(getattr(settings, "TOOL_SANDBOX_MAX_CALLS", DEFAULT_MAX_CALLS))
     organization_cap = int(
         getattr(settings, "TOOL_SANDBOX_MAX_CALLS_PER_ORGANIZATION", DEFAULT_MAX_CALLS_PER_ORGANIZATION)
@@ -104,10 +101,6 @@ def _slot(directory: Path, name: str, cap: int, busy_message: str) -> Iterator[N
 
 
 def _slot_dir() -> Path:
-    from django.conf import settings
-
-    from tools.sandbox.selection import default_state_dir
-
     base = Path(str(getattr(settings, "TOOL_SANDBOX_STATE_DIR", "") or default_state_dir()))
     base.mkdir(mode=0o700, parents=True, exist_ok=True)
     directory = base / "slots"
