@@ -41,8 +41,8 @@ import httpx
 from websockets.asyncio.client import connect as ws_connect
 
 from benchmarks.multiprocess import fake_model, started_stack
-from tests.chat.conftest import ChatServer
 from tests.crossprocess.stack import ProcessStack
+from tests.support.live_chat import ChatServer
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 FINISHED = {"completed", "failed", "cancelled"}

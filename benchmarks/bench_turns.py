@@ -34,7 +34,7 @@ import django
 django.setup()
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
-from tests.api.live_server import start_live_server
+from tests.support.live_server import start_live_server
 
 DICE = '''
 def roll_dice(num_sides: int) -> str:

@@ -7,7 +7,13 @@ import pytest
 from accounts.models import Membership, Organization, Role, User
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 
-pytest_plugins = ["tests.fake_llm.plugin"]
+# Fixtures and hooks that tests of several folders share (a moved test keeps its fixtures).
+pytest_plugins = [
+    "tests.fake_llm.plugin",
+    "tests.support.api",
+    "tests.support.live_server",
+    "tests.support.live_chat",
+]
 
 
 @dataclass

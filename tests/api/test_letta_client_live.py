@@ -9,14 +9,14 @@ import pytest
 from letta_client import Letta
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import letta_server  # noqa: F401
+from tests.support.live_server import letta_server  # noqa: F401
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from letta_client import AgentState, Tool
 
-    from tests.api.live_server import LiveServer
+    from tests.support.live_server import LiveServer
 
 
 def get_secret_code_tool(input_text: str) -> str:

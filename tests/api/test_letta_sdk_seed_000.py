@@ -16,7 +16,7 @@ import pytest
 from letta_client import AgentState, ApprovalCreate, Letta, LlmConfig, MessageCreate, Tool
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import start_live_server
+from tests.support.live_server import start_live_server
 from tests.fake_llm.script import Fault
 
 # DEVIATION: the seed imports ``letta`` (the server package) for its logger, its

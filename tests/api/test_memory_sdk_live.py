@@ -8,14 +8,14 @@ import pytest
 from letta_client import CreateBlock, Letta
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import letta_server  # noqa: F401
+from tests.support.live_server import letta_server  # noqa: F401
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from letta_client import AgentState
 
-    from tests.api.live_server import LiveServer
+    from tests.support.live_server import LiveServer
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer
 from tests.chat.test_browser import open_chat
+from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 

@@ -11,8 +11,8 @@ from agents.broadcast import publish
 from agents.chat.consumers import SERVER_FAULT
 from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
-from tests.chat.conftest import finished, frames_until, open_chat
 from tests.factories import AgentFactory, MessageFactory, RunFactory
+from tests.support.live_chat import finished, frames_until, open_chat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,8 +19,8 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from tests.chat.conftest import ChatServer, LiveSocket, live_socket
 from tests.crossprocess.stack import ProcessStack
+from tests.support.live_chat import ChatServer, LiveSocket, live_socket
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(240)]
 

@@ -17,9 +17,9 @@ from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import UserInput
 from agents.models import Agent, Run
 from agents.runs.turns import open_turn
-from tests.api.conftest import api_client
 from tests.factories import OrganizationFactory
 from tests.fake_llm.script import Reply
+from tests.support.api import api_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

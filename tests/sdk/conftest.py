@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 if TYPE_CHECKING:
-    from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
+    from tests.support.live_server import LiveServer
 
 VENVS = Path(settings.BASE_DIR) / ".sdk-venvs"
 DRIVER = Path(__file__).with_name("driver.py")

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from tests.api.conftest import api_client
-from tests.api.live_server import start_live_server
+from tests.support.api import api_client
+from tests.support.live_server import start_live_server
 from tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:

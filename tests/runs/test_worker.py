@@ -16,8 +16,8 @@ import pytest
 from channels_redis.core import RedisChannelLayer
 
 from agents.broadcast import agent_group
-from tests.api.polling import poll
-from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
+from tests.support.live_chat import CeleryStack, live_socket, redis_test_url
+from tests.support.polling import poll
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(180)]
 

@@ -1,7 +1,7 @@
+"""API clients of the standard cast, and the integrator's Anthropic agent (pytest plugin, see tests/conftest.py)."""
+
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +15,6 @@ from tests.factories import api_key_for
 from tests.fake_llm.server import FakeLLMServer
 from tests.tool_sources import DICE_SOURCE
 from tools.services import tool_upsert_from_source
-
-CAPTURE = Path(__file__).parent / "fixtures" / "letta_wire" / "letta-0.13.0_approvals.json"
 
 
 def api_client(organization: Organization, user: User | None = None) -> APIClient:
@@ -50,24 +48,3 @@ def claude(cast: Cast, settings: Any, fake_llm: FakeLLMServer) -> Agent:
         tool_ids=[dice.public_id],
         include_base_tools=False,
     )
-
-
-@pytest.fixture(scope="session")
-def letta_capture() -> list[dict[str, Any]]:
-    """HTTP exchanges of a real Letta 0.13.0 server running seed 000 (see ``fixtures/letta_wire/README.md``)."""
-    return json.loads(CAPTURE.read_text())
-
-
-def captured_messages(capture: list[dict[str, Any]], message_type: str) -> list[dict[str, Any]]:
-    """The LettaMessages of ``message_type`` that Letta returned from ``messages.list``."""
-    return [
-        message
-        for exchange in capture
-        if exchange["method"] == "GET" and "/messages" in exchange["path"]
-        for message in exchange["response_body"]
-        if message["message_type"] == message_type
-    ]
-
-
-def captured_response(capture: list[dict[str, Any]], method: str, path_prefix: str) -> Any:
-    return next(e["response_body"] for e in capture if e["method"] == method and e["path"].startswith(path_prefix))

@@ -11,9 +11,9 @@ import pytest
 from agents.engine.store import MessageSnapshot
 from agents.models import Run, RunStatus, Step, StepStatus
 from agents.wire.messages import agent_state, letta_messages_for_row, part_otid, run_json, step_json, tool_json
-from tests.api.conftest import captured_messages, captured_response
 from tests.conftest import Cast
 from tests.factories import AgentFactory, AgentToolFactory, MessageFactory, RunFactory, ToolFactory
+from tests.wire.conftest import captured_messages, captured_response
 
 ROW_ID = uuid.UUID("fb01f0fd-973e-4e21-849e-e75de8b19cab")
 RUN_ID = uuid.uuid4()

@@ -13,7 +13,7 @@ Use the session fixture::
 
 or ``start_live_server(folder, extra_env={...})`` for a server with other settings
 (a fake LLM's base URL, ``REDIS_URL`` …). Register the fixture in a ``conftest.py``
-with ``from tests.api.live_server import letta_server  # noqa: F401``.
+with ``from tests.support.live_server import letta_server  # noqa: F401``.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from websockets.asyncio.client import connect as ws_connect
 from accounts.access import SESSION_ORGANIZATION_KEY
 from agents.routing import websocket_urlpatterns
 from agents.runs import dispatch
-from tests.api.live_server import LiveServer, start_live_server
+from tests.support.live_server import LiveServer, start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -107,7 +107,7 @@ def serious_accessibility_violations(page: Page) -> list[str]:
     ]
 
 
-LIVE_SETTINGS = "tests.chat.live_settings"
+LIVE_SETTINGS = "tests.support.live_settings"
 DEMO_EMAIL, DEMO_PASSWORD = "demo@example.com", "demo-password"
 WORKER_STARTUP_S = 60.0
 

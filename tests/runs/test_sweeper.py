@@ -16,8 +16,8 @@ from agents.runs.start import RunMode, run_start
 from agents.runs.state import SWEPT_EVENT_SEQ
 from agents.runs.sweeper import stale_after, sweep_stale_runs
 from config.celery import app as celery_app
-from tests.chat.conftest import IN_MEMORY_LAYER
 from tests.factories import AgentFactory, MessageFactory, RunFactory
+from tests.support.live_chat import IN_MEMORY_LAYER
 
 pytestmark = pytest.mark.django_db
 
