@@ -12,7 +12,9 @@ pytest_plugins = [
     "tests.fake_llm.plugin",
     "tests.support.api",
     "tests.support.live_server",
+    "tests.support.sockets",
     "tests.support.live_chat",
+    "tests.support.browser",
 ]
 
 

@@ -8,8 +8,6 @@ import pytest
 from letta_client import CreateBlock, Letta
 from letta_client.core.api_error import ApiError
 
-from tests.support.live_server import letta_server  # noqa: F401
-
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -19,7 +17,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="module")
-def client(letta_server: LiveServer) -> Letta:  # noqa: F811
+def client(letta_server: LiveServer) -> Letta:
     return Letta(base_url=letta_server.url, token=letta_server.api_key)
 
 

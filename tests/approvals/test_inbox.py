@@ -17,7 +17,7 @@ from agents.approvals.inbox import pending_approvals
 from agents.broadcast import publish
 from agents.models import Message
 from tests.factories import MessageFactory, RunFactory
-from tests.support.live_chat import frames_until
+from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.live_chat import ARTIFACTS, serious_accessibility_violations
+from tests.support.browser import ARTIFACTS, serious_accessibility_violations
 from tests.support.polling import poll
 
 if TYPE_CHECKING:

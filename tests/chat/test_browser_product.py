@@ -7,7 +7,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.live_chat import ChatServer, serious_accessibility_violations
+from tests.support.browser import serious_accessibility_violations
+from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 

@@ -13,7 +13,7 @@ from agents.llm.base import ReasoningDelta, TextDelta
 from agents.models import Message, MessageRole, Run, RunStatus
 from tests.chat.test_consumer import pending_approval_rows
 from tests.factories import RunFactory
-from tests.support.live_chat import finished, frames_until, open_chat
+from tests.support.sockets import finished, frames_until, open_chat
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 

@@ -11,7 +11,7 @@ from agents import services
 from agents.chat import actions as chat
 from agents.models import Message, Run, RunStatus
 from tests.factories import MessageFactory, RunFactory, ToolFactory
-from tests.support.live_chat import finished, frames_until, open_chat
+from tests.support.sockets import finished, frames_until, open_chat
 from tools.models import AgentTool
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]

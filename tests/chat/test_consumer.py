@@ -12,7 +12,7 @@ from agents.chat.consumers import SERVER_FAULT
 from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
 from tests.factories import AgentFactory, MessageFactory, RunFactory
-from tests.support.live_chat import finished, frames_until, open_chat
+from tests.support.sockets import finished, frames_until, open_chat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

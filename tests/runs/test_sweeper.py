@@ -17,7 +17,7 @@ from agents.runs.state import SWEPT_EVENT_SEQ
 from agents.runs.sweeper import stale_after, sweep_stale_runs
 from config.celery import app as celery_app
 from tests.factories import AgentFactory, MessageFactory, RunFactory
-from tests.support.live_chat import IN_MEMORY_LAYER
+from tests.support.sockets import IN_MEMORY_LAYER
 
 pytestmark = pytest.mark.django_db
 
