@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from django.conf import settings
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.support.live_chat import DEMO_EMAIL, DEMO_PASSWORD, ChatServer
+from tests.support.stand_in import stand_in_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -48,37 +49,20 @@ def chromium_installed() -> bool:
     return os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)
 
 
-class ChromiumMissing(pytest.Item):
-    """Stands in for every browser test when Chromium is absent: one failure with one line, not a traceback each."""
-
-    def __init__(self, *, message: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.message = message
-
-    def runtest(self) -> None:
-        pytest.fail(self.message, pytrace=False)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, "Chromium is installed"
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without Chromium, the browser tests are replaced by one failing check (a broken setup fails, never skips).
-
-    The stand-in lives in the first browser test's module, so it carries that module's marks.
-    """
+    """Without Chromium, the browser tests are replaced by one failing check (a broken setup fails, never skips)."""
     browser_tests = [item for item in items if item.get_closest_marker("browser")]
     if not browser_tests or chromium_installed():
         return
-    first = items.index(browser_tests[0])
-    stand_in = ChromiumMissing.from_parent(
-        browser_tests[0].parent,
+    stand_in_for(
+        config,
+        items,
+        browser_tests,
         name="chromium_is_installed",
+        check="Chromium is installed",
         message=CHROMIUM_MISSING.format(path=CHROMIUM, count=len(browser_tests)),
+        skip=False,
     )
-    config.hook.pytest_deselected(items=browser_tests)
-    items[:] = [item for item in items if item not in browser_tests]
-    items.insert(first, stand_in)
 
 
 @pytest.hookimpl(wrapper=True)
