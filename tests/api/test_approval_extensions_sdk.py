@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
     from tests.support.live_server import LiveServer
 
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
+
 ASK = "Call the get_secret_code_tool to get the code for text 'hello world'."
 
 

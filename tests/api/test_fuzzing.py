@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tests.fake_llm.server import FakeLLMServer
     from tests.support.live_server import LiveServer
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.live_server, pytest.mark.timeout(300)]
 
 EXAMPLES_PER_OPERATION = 40
 # Request schemas describe shapes: some rules are beyond them (an approval goes alone in

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from tests.support.live_server import LiveServer
 
 
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
+
 def get_secret_code_tool(input_text: str) -> str:
     """
     A tool that returns the secret code based on the input. This tool requires approval before execution.

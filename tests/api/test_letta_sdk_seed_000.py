@@ -23,6 +23,10 @@ from tests.fake_llm.script import Fault
 # streaming adapter (patched to fail) and ``AgentType``; none of that is ours.
 
 
+# DEVIATION: this suite's markers (a live server, the SDK).
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
+
 class AgentType:
     letta_v1_agent = "letta_v1_agent"
 

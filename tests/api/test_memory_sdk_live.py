@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from tests.support.live_server import LiveServer
 
 
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
+
 @pytest.fixture(scope="module")
 def client(letta_server: LiveServer) -> Letta:
     return Letta(base_url=letta_server.url, token=letta_server.api_key)

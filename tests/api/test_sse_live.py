@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tests.fake_llm.server import FakeLLMServer
     from tests.support.live_server import LiveServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.live_server, pytest.mark.timeout(120)]
 
 KEEPALIVE_SECONDS = 0.2
 SILENCE_SECONDS = 1.5

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from letta_client import Run
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.live_server, pytest.mark.worker, pytest.mark.sdk, pytest.mark.timeout(240)]
 
 FINISHED = {"completed", "failed", "cancelled"}
 DICE = "call roll_dice with num_sides=6"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from tests.support.live_server import LiveServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.live_server, pytest.mark.timeout(120)]
 
 LONG_MESSAGE = "Please repeat this back to me: " + "the quick brown fox jumps over the lazy dog " * 6
 

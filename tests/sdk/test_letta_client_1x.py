@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from tests.fake_llm.server import FakeLLMServer
     from tests.support.live_server import LiveServer
 
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
+
 # Seed 000's flows use ``tools.upsert_from_function``, which 1.12.1 no longer has.
 SEED_VERSION = "1.12.0"
 # Seed 000's flows again, with an OpenAI-wire model (see ``seed_000_1x``'s docstring).
