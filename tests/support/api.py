@@ -8,10 +8,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import Organization, User
-from agents import services
 from agents.models import Agent
 from tests.conftest import Cast
-from tests.factories import api_key_for
+from tests.factories import AgentFactory, api_key_for
 from tests.fake_llm.server import FakeLLMServer
 from tests.tool_sources import DICE_SOURCE
 from tools.services import tool_upsert_from_source
@@ -41,7 +40,7 @@ def claude(cast: Cast, settings: Any, fake_llm: FakeLLMServer) -> Agent:
     settings.ANTHROPIC_BASE_URL = fake_llm.url
     settings.ANTHROPIC_API_KEY = "sk-ant-test"
     dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
-    return services.agent_create(
+    return AgentFactory(
         organization=cast.org_a,
         name="claude",
         model="anthropic/claude-sonnet-4-5-20250929",
