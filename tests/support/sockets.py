@@ -26,7 +26,7 @@ def chat_app(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The chat's WebSocket routes, executing runs in-process on the test's event loop.
 
     Runs stay in-process and the channel layer in memory even when the suite runs with
-    ``REDIS_URL`` set: the real-worker path has its own tests (``test_worker.py``).
+    ``REDIS_URL`` set: the real-worker path has its own tests (``tests/runs/test_worker.py``).
     """
     settings.RUN_EXECUTOR = "inprocess"
     settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
