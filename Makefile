@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # make test runs the suite on this many pytest-xdist workers ("auto": one per core; 0 runs it serially).
 TEST_WORKERS ?= auto
 
-.PHONY: install run test lint typecheck format migrations-check check-deploy worker
+.PHONY: install run test sdk-envs lint typecheck format migrations-check check-deploy worker
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.x")'
@@ -35,6 +35,21 @@ run: install
 # (Not loadgroup: pytest-xdist 3.8 cannot rename pytest 9.2's node ids, so xdist_group marks are ignored.)
 test: install
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# letta-client 1.x for tests/sdk: one virtualenv per version of tests/sdk/versions.txt, made once
+# (the marker is written last, so an interrupted install is redone). The test session installs
+# nothing; without these virtualenvs the SDK tests are skipped.
+SDK_ENVS := .sdk-venvs
+SDK_VERSIONS := $(shell cat tests/sdk/versions.txt)
+
+sdk-envs: $(SDK_VERSIONS:%=$(SDK_ENVS)/letta-%/.installed)
+	@:
+
+$(SDK_ENVS)/letta-%/.installed: | $(VENV)/.installed
+	@echo "letta-client $* -> $(@D)"
+	@$(PY) -m venv --clear $(@D)
+	@$(@D)/bin/python -m pip install --quiet --disable-pip-version-check letta-client==$*
+	@touch $@
 
 lint: install
 	$(VENV)/bin/ruff check .

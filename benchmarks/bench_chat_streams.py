@@ -34,7 +34,7 @@ import django
 
 django.setup()
 
-from tests.chat.conftest import ChatServer, live_socket, start_chat_server
+from tests.support.live_chat import ChatServer, live_socket, start_chat_server
 
 DELTAS = ("text_delta", "reasoning_delta")
 

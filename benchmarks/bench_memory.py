@@ -42,8 +42,8 @@ from harness import fake_model, in_threads, load
 from websockets.asyncio.client import connect as ws_connect
 
 from benchmarks.multiprocess import started_stack
-from tests.chat.conftest import ChatServer
 from tests.crossprocess.stack import ProcessStack
+from tests.support.live_chat import ChatServer
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 FINISHED = {"completed", "failed", "cancelled"}

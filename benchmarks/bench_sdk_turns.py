@@ -206,9 +206,9 @@ def own_stack(args: argparse.Namespace) -> Iterator[Target]:
 
     django.setup()
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    from tests.api.databases import scratch_database
-    from tests.api.live_server import start_live_server
     from tests.crossprocess.stack import process_stack
+    from tests.support.databases import scratch_database
+    from tests.support.live_server import start_live_server
 
     with fake_model() as model_url, tempfile.TemporaryDirectory() as folder_name:
         folder = Path(folder_name)

@@ -33,7 +33,7 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 
 from harness import DICE, fake_model, in_threads, percentile
 
-from tests.api.live_server import start_live_server
+from tests.support.live_server import start_live_server
 
 
 def report(label: str, latencies: list[float]) -> None:

@@ -40,9 +40,9 @@ django.setup()
 import httpx
 from harness import fake_model
 
-from tests.api.databases import scratch_database
-from tests.api.live_server import free_port
 from tests.crossprocess.stack import ProcessStack, process_stack
+from tests.support.databases import scratch_database
+from tests.support.live_server import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

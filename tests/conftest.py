@@ -5,9 +5,18 @@ from dataclasses import dataclass
 import pytest
 
 from accounts.models import Membership, Organization, Role, User
-from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from agents.models import Agent
+from tests.factories import AgentFactory, MembershipFactory, OrganizationFactory, UserFactory
 
-pytest_plugins = ["tests.fake_llm.plugin"]
+# Fixtures and hooks that tests of several folders share (a moved test keeps its fixtures).
+pytest_plugins = [
+    "tests.fake_llm.plugin",
+    "tests.support.api",
+    "tests.support.live_server",
+    "tests.support.sockets",
+    "tests.support.live_chat",
+    "tests.support.browser",
+]
 
 
 @dataclass
@@ -33,3 +42,12 @@ def cast(db: None) -> Cast:
     MembershipFactory(user=charlie, organization=org_b, role=Role.OWNER)
     assert Membership.objects.count() == 3
     return Cast(org_a=org_a, org_b=org_b, alice=alice, bob=bob, charlie=charlie)
+
+
+@pytest.fixture
+def agent(cast: Cast) -> Agent:
+    """An agent of org A, as ``agent_create`` makes one (the demo model, the default blocks, its two rows).
+
+    A module whose agent needs more (tools, blocks, a model) defines its own, also through ``AgentFactory``.
+    """
+    return AgentFactory(organization=cast.org_a)

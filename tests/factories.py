@@ -1,13 +1,20 @@
-"""Typed factory_boy factories and the standard cast (alice, bob, charlie)."""
+"""Typed factory_boy factories; an agent is always made as the product makes one (``agent_create``)."""
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
+
 import factory
+from django.db.models import Max
 from factory.django import DjangoModelFactory
 
 from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
+from agents import services
 from agents.models import Agent, Message, Run
 from tools.models import AgentTool, Tool
+
+AGENT_CREATE_ARGUMENTS = frozenset(inspect.signature(services.agent_create).parameters)
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
 
@@ -45,12 +52,26 @@ class MembershipFactory(DjangoModelFactory[Membership]):
 
 
 class AgentFactory(DjangoModelFactory[Agent]):
+    """An agent through ``agents.services.agent_create``: its system and login rows (seq 0 and 1),
+    its default ``human`` and ``persona`` blocks unless given ``memory_blocks``, its tools by
+    ``tool_ids``/``tool_names``. Fields ``agent_create`` takes no argument for are saved on the row after."""
+
     class Meta:
         model = Agent
 
     organization = factory.SubFactory(OrganizationFactory)
     name = factory.Sequence(lambda n: f"agent-{n}")
     model = "demo/echo-1"
+
+    @classmethod
+    def _create(cls, model_class: type[Agent], *args: Any, **fields: Any) -> Agent:
+        agent = services.agent_create(**{key: value for key, value in fields.items() if key in AGENT_CREATE_ARGUMENTS})
+        rest = {key: value for key, value in fields.items() if key not in AGENT_CREATE_ARGUMENTS}
+        if rest:
+            for key, value in rest.items():
+                setattr(agent, key, value)
+            agent.save(update_fields=list(rest))
+        return agent
 
 
 class ToolFactory(DjangoModelFactory[Tool]):
@@ -95,12 +116,18 @@ class RunFactory(DjangoModelFactory[Run]):
     organization = factory.SelfAttribute("agent.organization")
 
 
+def next_seq(agent: Agent) -> int:
+    """The seq after the agent's last row (an agent starts with two, its system prompt and login)."""
+    last = Message.objects.filter(agent=agent).aggregate(last=Max("seq"))["last"]
+    return 0 if last is None else last + 1
+
+
 class MessageFactory(DjangoModelFactory[Message]):
     class Meta:
         model = Message
 
     agent = factory.SubFactory(AgentFactory)
     organization = factory.SelfAttribute("agent.organization")
-    seq = factory.Sequence(lambda n: n + 1)
+    seq = factory.LazyAttribute(lambda o: next_seq(o.agent))
     role = "user"
     content = factory.LazyFunction(lambda: [{"type": "text", "text": "hello"}])

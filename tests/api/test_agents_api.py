@@ -39,7 +39,7 @@ def dice_tool(cast: Cast) -> Tool:
 
 @pytest.fixture
 def agent(cast: Cast) -> Agent:
-    return services.agent_create(organization=cast.org_a, name="helper", tags=["a"])
+    return AgentFactory(organization=cast.org_a, name="helper", tags=["a"])
 
 
 def test_it_creates_the_seed_agent_like_letta(

@@ -13,9 +13,9 @@ from accounts.models import ApiKey
 from agents import services
 from agents.chat import actions as chat
 from agents.models import Agent, Message, Run
-from tests.api.conftest import api_client
-from tests.api.polling import poll
 from tests.fake_llm.script import Reply
+from tests.support.api import api_client
+from tests.support.polling import poll
 from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 from tools.models import AgentTool
 from tools.services import tool_upsert_from_source

@@ -13,14 +13,17 @@ import pytest
 from letta_client import ApprovalCreate, Letta, MessageCreate
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import start_live_server
+from tests.support.live_server import start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from letta_client import AgentState
 
-    from tests.api.live_server import LiveServer
+    from tests.support.live_server import LiveServer
+
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
 
 ASK = "Call the get_secret_code_tool to get the code for text 'hello world'."
 

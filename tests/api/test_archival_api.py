@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from agents import services
 from agents.models import Agent, Passage
 from tests.conftest import Cast
+from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def agent(cast: Cast) -> Agent:
-    return services.agent_create(organization=cast.org_a, name="archivist", embedding="demo/hashed-256")
+    return AgentFactory(organization=cast.org_a, name="archivist", embedding="demo/hashed-256")
 
 
 def insert(api: APIClient, agent: Agent, text: str, **fields: object) -> dict:

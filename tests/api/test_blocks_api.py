@@ -9,13 +9,14 @@ from agents import services
 from agents.memory import services as memory_services
 from agents.models import Agent, AgentBlock, Block
 from tests.conftest import Cast
+from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def agent(cast: Cast) -> Agent:
-    return services.agent_create(
+    return AgentFactory(
         organization=cast.org_a,
         name="keeper",
         memory_blocks=[

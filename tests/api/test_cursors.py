@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from agents import services
 from agents.memory.services import block_create
 from agents.models import Agent, Run
-from tests.factories import AgentToolFactory, ToolFactory
+from tests.factories import AgentFactory, AgentToolFactory, ToolFactory
 from tests.tool_sources import DICE_SOURCE
 from tools.services import tool_upsert_from_source
 
@@ -39,7 +39,7 @@ def all_ids(api: APIClient, path: str, order: str) -> list[str]:
 @pytest.fixture
 def agent(cast) -> Agent:
     dice = tool_upsert_from_source(organization=cast.org_a, source_code=DICE_SOURCE)
-    return services.agent_create(organization=cast.org_a, name="pager", model="demo/echo-1", tool_ids=[dice.public_id])
+    return AgentFactory(organization=cast.org_a, name="pager", tool_ids=[dice.public_id])
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from tests.api.databases import scratch_database
-from tests.api.live_server import start_live_server
+from tests.support.databases import scratch_database
+from tests.support.live_server import start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from schemathesis import Case
     from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-    from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
+    from tests.support.live_server import LiveServer
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.live_server, pytest.mark.timeout(300)]
 
 EXAMPLES_PER_OPERATION = 40
 # Request schemas describe shapes: some rules are beyond them (an approval goes alone in

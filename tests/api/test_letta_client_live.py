@@ -9,14 +9,15 @@ import pytest
 from letta_client import Letta
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import letta_server  # noqa: F401
-
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from letta_client import AgentState, Tool
 
-    from tests.api.live_server import LiveServer
+    from tests.support.live_server import LiveServer
+
+
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
 
 
 def get_secret_code_tool(input_text: str) -> str:
@@ -44,7 +45,7 @@ def roll_dice_tool(num_sides: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def client(letta_server: LiveServer) -> Letta:  # noqa: F811
+def client(letta_server: LiveServer) -> Letta:
     return Letta(base_url=letta_server.url, token=letta_server.api_key)
 
 
@@ -133,7 +134,7 @@ def test_it_deletes_tools_and_agents_with_letta_bodies(client: Letta) -> None:
     assert missing.value.status_code == 404
 
 
-def test_it_surfaces_letta_errors_through_the_sdk(client: Letta, letta_server: LiveServer) -> None:  # noqa: F811
+def test_it_surfaces_letta_errors_through_the_sdk(client: Letta, letta_server: LiveServer) -> None:
     with pytest.raises(ApiError, match="Embedding model nope is not supported by openai") as error:
         client.agents.create(name="bad", embedding="openai/nope")
     assert error.value.status_code == 400

@@ -16,11 +16,15 @@ import pytest
 from letta_client import AgentState, ApprovalCreate, Letta, LlmConfig, MessageCreate, Tool
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import start_live_server
+from tests.support.live_server import start_live_server
 from tests.fake_llm.script import Fault
 
 # DEVIATION: the seed imports ``letta`` (the server package) for its logger, its
 # streaming adapter (patched to fail) and ``AgentType``; none of that is ours.
+
+
+# DEVIATION: this suite's markers (a live server, the SDK).
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
 
 
 class AgentType:

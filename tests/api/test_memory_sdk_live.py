@@ -8,18 +8,19 @@ import pytest
 from letta_client import CreateBlock, Letta
 from letta_client.core.api_error import ApiError
 
-from tests.api.live_server import letta_server  # noqa: F401
-
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from letta_client import AgentState
 
-    from tests.api.live_server import LiveServer
+    from tests.support.live_server import LiveServer
+
+
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
 
 
 @pytest.fixture(scope="module")
-def client(letta_server: LiveServer) -> Letta:  # noqa: F811
+def client(letta_server: LiveServer) -> Letta:
     return Letta(base_url=letta_server.url, token=letta_server.api_key)
 
 

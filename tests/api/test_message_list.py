@@ -24,11 +24,6 @@ def conversation(agent: Agent, count: int) -> list[Message]:
     ]
 
 
-@pytest.fixture
-def agent(cast: Cast) -> Agent:
-    return services.agent_create(organization=cast.org_a, name="talker")
-
-
 def seqs(rows: list[Message]) -> list[int]:
     return [row.seq for row in rows]
 

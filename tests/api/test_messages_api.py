@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 
 from agents import services
 from agents.models import Agent, Message, Run, Step
-from tests.api.conftest import api_client
-from tests.api.streams import seq_ids
+from tests.support.api import api_client
+from tests.support.streams import seq_ids
 from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 from tools.services import tool_upsert_from_source
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from accounts.authentication import ApiKeyRateThrottle
-from tests.api.conftest import api_client
+from tests.support.api import api_client
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient

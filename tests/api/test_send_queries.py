@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.api.conftest import api_client
+from tests.support.api import api_client
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient

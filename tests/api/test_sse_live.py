@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from tests.api.databases import scratch_database
-from tests.api.live_server import start_live_server
-from tests.api.polling import poll
-from tests.api.streams import assemble, seq_ids
 from tests.fake_llm.script import Reply
+from tests.support.databases import scratch_database
+from tests.support.live_server import start_live_server
+from tests.support.polling import poll
+from tests.support.streams import assemble, seq_ids
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
+    from tests.support.live_server import LiveServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.live_server, pytest.mark.timeout(120)]
 
 KEEPALIVE_SECONDS = 0.2
 SILENCE_SECONDS = 1.5

@@ -7,9 +7,9 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import DEMO_EMAIL, DEMO_PASSWORD, ChatServer
+from tests.support.live_chat import DEMO_EMAIL, DEMO_PASSWORD, ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
 
 
 OLD_MESSAGES = (

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.api.polling import poll
-from tests.chat.conftest import ARTIFACTS, serious_accessibility_violations
+from tests.support.browser import ARTIFACTS, serious_accessibility_violations
+from tests.support.polling import poll
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator
 
-    from tests.chat.conftest import ChatServer
+    from tests.support.live_chat import ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer
 from tests.chat.test_browser import open_chat
+from tests.support.live_chat import ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
 
 
 def test_a_summarized_conversation_shows_the_marker_and_keeps_every_message(page: Page, chat_server: ChatServer):

@@ -7,10 +7,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer
 from tests.chat.test_browser import open_chat, send, wait_idle
+from tests.support.live_chat import ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
 
 PHONE = {"width": 390, "height": 844}
 BLOCKS = [

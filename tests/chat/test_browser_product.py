@@ -7,9 +7,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer, serious_accessibility_violations
+from tests.support.browser import serious_accessibility_violations
+from tests.support.live_chat import ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}

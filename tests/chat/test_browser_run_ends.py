@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer
 from tests.chat.test_browser import open_chat, send, wait_idle
+from tests.support.live_chat import ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
 
 QUEUED_RUN = """
 from agents.models import Agent, Run

@@ -10,10 +10,10 @@ from datetime import datetime
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.conftest import ChatServer
 from tests.chat.test_browser_product import DESKTOP, PHONE, open_chat, send, wait_idle
+from tests.support.live_chat import ChatServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]
 VIEWPORTS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 ANSWER = (
     "I am the demo model, running offline without an API key. You said: “Hello there”. "

@@ -8,7 +8,7 @@ import uuid
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
-from tests.chat.conftest import redis_test_url
+from tests.support.live_chat import redis_test_url
 
 
 async def test_three_hundred_tabs_joining_their_groups_at_once_all_get_in():

@@ -6,21 +6,15 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from agents import services
 from agents.chat import actions as chat
 from agents.engine.completion import StepOutput
 from agents.llm.base import ReasoningDelta, TextDelta
 from agents.models import Message, MessageRole, Run, RunStatus
-from tests.chat.conftest import finished, frames_until, open_chat
 from tests.chat.test_consumer import pending_approval_rows
 from tests.factories import RunFactory
+from tests.support.sockets import finished, frames_until, open_chat
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
-
-
-@pytest.fixture
-def agent(cast):
-    return services.agent_create(organization=cast.org_a, name="Chat", model="demo/echo-1")
 
 
 async def say(communicator, text: str) -> list[dict]:

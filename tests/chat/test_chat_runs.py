@@ -7,11 +7,10 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from agents import services
 from agents.chat import actions as chat
 from agents.models import Message, Run, RunStatus
-from tests.chat.conftest import finished, frames_until, open_chat
-from tests.factories import MessageFactory, RunFactory, ToolFactory
+from tests.factories import AgentFactory, MessageFactory, RunFactory, ToolFactory
+from tests.support.sockets import finished, frames_until, open_chat
 from tools.models import AgentTool
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
@@ -50,7 +49,7 @@ def source_tool(organization, source: str, *, gated: bool = False):
 
 @pytest.fixture
 def agent(cast):
-    agent = services.agent_create(organization=cast.org_a, name="Chat", model="demo/echo-1")
+    agent = AgentFactory(organization=cast.org_a, name="Chat")
     for tool in (source_tool(cast.org_a, ROLL_DICE), source_tool(cast.org_a, SECRET_CODE, gated=True)):
         AgentTool.objects.create(agent=agent, tool=tool)
     return agent

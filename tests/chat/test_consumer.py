@@ -6,20 +6,14 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from accounts.models import Membership, User
-from agents import services
 from agents.broadcast import publish
 from agents.chat.consumers import SERVER_FAULT
 from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
-from tests.chat.conftest import finished, frames_until, open_chat
 from tests.factories import AgentFactory, MessageFactory, RunFactory
+from tests.support.sockets import finished, frames_until, open_chat
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def agent(cast):
-    return services.agent_create(organization=cast.org_a, name="Chat", model="demo/echo-1")
 
 
 def pending_approval_rows(agent, *call_ids: str) -> None:

@@ -10,7 +10,7 @@ from channels.layers import get_channel_layer
 
 from agents.broadcast import EventPublisher, agent_group
 from agents.engine.events import TextDeltaEvent
-from tests.chat.conftest import IN_MEMORY_LAYER
+from tests.support.sockets import IN_MEMORY_LAYER
 
 
 @pytest.fixture(autouse=True)

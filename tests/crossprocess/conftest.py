@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.api.databases import scratch_database
-from tests.chat.conftest import redis_test_url
 from tests.crossprocess.stack import ProcessStack, process_stack
+from tests.support.databases import scratch_database
+from tests.support.live_chat import redis_test_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import httpx
 from celery import Celery
 
-from tests.api.live_server import LiveServer, free_port, server_env
-from tests.chat.conftest import LIVE_SETTINGS, ChatServer
+from tests.support.live_chat import LIVE_SETTINGS, ChatServer
+from tests.support.live_server import LiveServer, free_port, server_env
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping

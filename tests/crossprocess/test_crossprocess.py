@@ -19,10 +19,10 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from tests.chat.conftest import ChatServer, LiveSocket, live_socket
 from tests.crossprocess.stack import ProcessStack
+from tests.support.live_chat import ChatServer, LiveSocket, live_socket
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.live_server, pytest.mark.worker, pytest.mark.timeout(240)]
 
 LONG_STORY = "Tell me a long story " + "please " * 25
 SWEEP_BOUND_S = 2 * 2 + 15  # stale after 2 x the 2 s lease; the rest is slack for a loaded machine

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -97,22 +96,8 @@ class Harness:
 
 @sync_to_async
 def make_agent() -> Agent:
-    agent = AgentFactory(organization=OrganizationFactory())
-    Message.objects.create(
-        organization=agent.organization,
-        agent=agent,
-        seq=0,
-        role="system",
-        content=[{"type": "text", "text": "You are a test agent."}],
-    )
-    Message.objects.create(
-        organization=agent.organization,
-        agent=agent,
-        seq=1,
-        role="user",
-        content=[{"type": "text", "text": json.dumps({"type": "login", "last_login": "Never (first login)"})}],
-    )
-    return agent
+    """A new agent (its system row and its login row, as ``agent_create`` writes them)."""
+    return AgentFactory(organization=OrganizationFactory(), system="You are a test agent.")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 
-from agents import services
 from agents.chat.views import demo_suggestions
 from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import UserInput
@@ -14,7 +13,7 @@ from agents.llm.intents import example_call, memory_blocks_in
 from agents.memory.prompt import BlockView, compile_blocks
 from agents.models import Agent, Block, Run
 from agents.runs.turns import open_turn
-from tests.factories import OrganizationFactory
+from tests.factories import AgentFactory
 from tools.builtins import default_registry
 
 
@@ -28,9 +27,7 @@ async def tool_results(agent: Agent, text: str) -> list[dict]:
 
 @pytest.fixture
 def agent(transactional_db: None) -> Agent:
-    return services.agent_create(
-        organization=OrganizationFactory(), name="demo", model="demo/echo-1", include_base_tools=True
-    )
+    return AgentFactory(name="demo", include_base_tools=True)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -8,14 +8,13 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError
 
-from agents import services
 from agents.engine.batch import STALE_RESULT, BatchRunner
 from agents.engine.rules import ToolRules
 from agents.engine.store import MessageDraft
 from agents.memory import services as memory_services
 from agents.models import Agent, Block, Message, Passage
 from agents.runs.store import DjangoConversationStore
-from tests.factories import OrganizationFactory, RunFactory
+from tests.factories import AgentFactory, RunFactory
 from tests.memory.tool_calls import run_tool, store_result
 from tests.tools.helpers import FAST_LIMITS
 from tools.base import StaleWrite, ToolContext, ToolOutcome, ToolSpec
@@ -27,8 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def agent() -> Agent:
-    return services.agent_create(
-        organization=OrganizationFactory(),
+    return AgentFactory(
         name="editor",
         memory_blocks=[{"label": "human", "value": "Name: Alice\nLikes: tea"}],
     )

@@ -13,10 +13,10 @@ from agents import services
 from agents.broadcast import agent_group
 from agents.memory import services as memory_services
 from agents.models import Agent, Block
-from tests.api.conftest import api_client
 from tests.conftest import Cast
 from tests.factories import OrganizationFactory, RunFactory
 from tests.memory.tool_calls import call, run_tool, store_result
+from tests.support.api import api_client
 
 IN_MEMORY_LAYER = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from agents import services
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import UserInput
 from agents.models import Agent, Run
 from agents.runs.turns import open_turn
-from tests.api.conftest import api_client
-from tests.factories import OrganizationFactory
+from tests.factories import AgentFactory
 from tests.fake_llm.script import Reply
+from tests.support.api import api_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,8 +42,7 @@ def agent(request, settings, fake_llm) -> Agent:
     settings.ANTHROPIC_API_KEY = "sk-ant-test"
     settings.OPENAI_BASE_URL = fake_llm.base_url_openai
     settings.OPENAI_API_KEY = "sk-test"
-    agent = services.agent_create(
-        organization=OrganizationFactory(),
+    agent = AgentFactory(
         name="rememberer",
         model=request.param,
         system="You are Rememberer.\n{CORE_MEMORY}\nBe brief.",

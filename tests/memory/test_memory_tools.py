@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from agents import services
 from agents.memory import services as memory_services
 from agents.models import Agent, Block
-from tests.factories import OrganizationFactory
+from tests.factories import AgentFactory, OrganizationFactory
 from tests.memory.tool_calls import call
 from tests.tools.helpers import FAST_LIMITS
 from tools.base import ToolContext, ToolSpec
@@ -27,8 +27,7 @@ EDITED = (
 
 @pytest.fixture
 def agent() -> Agent:
-    return services.agent_create(
-        organization=OrganizationFactory(),
+    return AgentFactory(
         name="editor",
         memory_blocks=[
             {"label": "human", "value": "Name: Alice\nLikes: tea", "limit": 60},

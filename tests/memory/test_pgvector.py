@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.live_server import _manage, server_env
+from tests.support.live_server import _manage, server_env
 
 pytestmark = pytest.mark.timeout(300)
 

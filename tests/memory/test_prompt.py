@@ -15,7 +15,7 @@ from agents.memory.archival import passage_insert
 from agents.memory.prompt import BlockView, compile_memory, memory_for_agent, memory_source
 from agents.models import Agent, Block, Message, MessageRole
 from agents.runs.preview import agent_reset_messages
-from tests.factories import OrganizationFactory
+from tests.factories import AgentFactory, OrganizationFactory
 
 EXPECTED = """\
 <memory_blocks>
@@ -108,10 +108,8 @@ def test_the_section_replaces_the_placeholder_or_follows_the_system_text_after_a
 
 @pytest.fixture
 def agent(db: None) -> Agent:
-    return services.agent_create(
-        organization=OrganizationFactory(),
+    return AgentFactory(
         name="a",
-        model="demo/echo-1",
         memory_blocks=[{"label": "human", "value": "Name: Alice"}, {"label": "persona", "value": "Kind."}],
     )
 

@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync
 
 from agents import services
 from agents.models import Agent, Message
-from tests.factories import OrganizationFactory
+from tests.factories import AgentFactory
 from tests.tools.helpers import FAST_LIMITS
 from tools.base import ToolContext, ToolSpec
 from tools.builtins import default_registry
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def agent() -> Agent:
-    agent = services.agent_create(organization=OrganizationFactory(), name="recaller", memory_blocks=[])
+    agent = AgentFactory(name="recaller", memory_blocks=[])
     lines = [
         ("user", "We talked about the garden and the roses."),
         ("assistant", "Roses need sun."),

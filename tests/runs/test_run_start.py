@@ -8,8 +8,8 @@ from django.utils import timezone
 from agents import services
 from agents.errors import AgentBusy
 from agents.models import Run, RunStatus
-from tests.api.conftest import api_client
 from tests.factories import RunFactory
+from tests.support.api import api_client
 
 USER_MESSAGE = {"messages": [{"role": "user", "content": "Are you there?"}]}
 BUSY = AgentBusy.default_detail

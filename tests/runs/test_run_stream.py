@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from tests.api.databases import scratch_database
-from tests.api.live_server import start_live_server
-from tests.api.polling import poll
-from tests.api.streams import TRAILERS, assemble, seq_ids
+from tests.support.databases import scratch_database
+from tests.support.live_server import start_live_server
+from tests.support.polling import poll
+from tests.support.streams import TRAILERS, assemble, seq_ids
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from tests.api.live_server import LiveServer
+    from tests.support.live_server import LiveServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.live_server, pytest.mark.timeout(120)]
 
 LONG_MESSAGE = "Please repeat this back to me: " + "the quick brown fox jumps over the lazy dog " * 6
 

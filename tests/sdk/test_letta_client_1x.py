@@ -10,17 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.api.live_server import start_live_server
-from tests.sdk.conftest import run_driver
+from tests.sdk.conftest import VERSIONS, run_driver
 from tests.sdk.seed_000_1x import FLOWS
+from tests.support.live_server import start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from tests.api.live_server import LiveServer
     from tests.fake_llm.server import FakeLLMServer
+    from tests.support.live_server import LiveServer
 
-VERSIONS = ["1.12.0", "1.12.1"]
+pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+
+
 # Seed 000's flows use ``tools.upsert_from_function``, which 1.12.1 no longer has.
 SEED_VERSION = "1.12.0"
 # Seed 000's flows again, with an OpenAI-wire model (see ``seed_000_1x``'s docstring).

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from tests.api.conftest import api_client
 from tests.factories import AgentFactory
+from tests.support.api import api_client
 
 if TYPE_CHECKING:
     from tests.conftest import Cast

@@ -32,8 +32,8 @@ from accounts.access import SESSION_ORGANIZATION_KEY
 from accounts.authentication import SessionUserRateThrottle
 from accounts.models import ApiKey, Membership, User
 from agents.models import Run, RunStatus
-from tests.chat.conftest import open_chat
 from tests.factories import AgentFactory, RunFactory, api_key_for
+from tests.support.sockets import open_chat
 
 if TYPE_CHECKING:
     from tests.conftest import Cast
@@ -164,7 +164,7 @@ def test_session_callers_of_the_api_are_throttled_per_user(client, cast, setting
 
 
 async def test_a_chat_socket_that_floods_frames_is_closed_with_4429(cast, settings, monkeypatch):
-    from tests.chat.conftest import IN_MEMORY_LAYER as CHAT_LAYER
+    from tests.support.sockets import IN_MEMORY_LAYER as CHAT_LAYER
 
     settings.CHANNEL_LAYERS = CHAT_LAYER
     settings.CHAT_FRAME_BURST = 5

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from tests.api.conftest import api_client
-from tests.api.live_server import start_live_server
+from tests.support.api import api_client
+from tests.support.live_server import start_live_server
 from tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ def test_a_tool_whose_pattern_cannot_run_in_linear_time_is_refused_with_a_400_na
     assert where in response.json()["detail"]
 
 
+@pytest.mark.live_server
 def test_health_answers_within_100_ms_while_a_malicious_argument_is_validated(tmp_path: Path):
     with start_live_server(tmp_path) as live:
         headers = {"Authorization": f"Bearer {live.api_key}"}

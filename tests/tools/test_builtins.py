@@ -49,11 +49,12 @@ def conversations(cast):
     mine = AgentFactory(organization=cast.org_a)
     sibling = AgentFactory(organization=cast.org_a)
     foreign = AgentFactory(organization=cast.org_b)
-    _say(mine, 1, "user", "My favourite colour is TEAL.", days_ago=10)
-    _say(mine, 2, "assistant", "Noted: teal it is.")
-    _say(mine, 3, "system", "teal system prompt")
-    _say(sibling, 1, "user", "Teal is for the sibling agent only.")
-    _say(foreign, 1, "user", "Teal secrets of another organization.")
+    # After each agent's system and login rows (seq 0 and 1).
+    _say(mine, 2, "user", "My favourite colour is TEAL.", days_ago=10)
+    _say(mine, 3, "assistant", "Noted: teal it is.")
+    _say(mine, 4, "system", "teal system prompt")
+    _say(sibling, 2, "user", "Teal is for the sibling agent only.")
+    _say(foreign, 2, "user", "Teal secrets of another organization.")
     return mine, sibling, foreign
 
 

@@ -11,9 +11,9 @@ import pytest
 from agents.engine.store import MessageSnapshot
 from agents.models import Run, RunStatus, Step, StepStatus
 from agents.wire.messages import agent_state, letta_messages_for_row, part_otid, run_json, step_json, tool_json
-from tests.api.conftest import captured_messages, captured_response
 from tests.conftest import Cast
 from tests.factories import AgentFactory, AgentToolFactory, MessageFactory, RunFactory, ToolFactory
+from tests.wire.conftest import captured_messages, captured_response
 
 ROW_ID = uuid.UUID("fb01f0fd-973e-4e21-849e-e75de8b19cab")
 RUN_ID = uuid.uuid4()
@@ -218,6 +218,7 @@ def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
         enable_reasoner=True,
         max_reasoning_tokens=1024,
         tags=["approval_test"],
+        memory_blocks=[],  # as the captured agent was created
     )
     gated = AgentToolFactory(agent=agent, tool__default_requires_approval=True, tool__name="get_secret_code_tool")
     AgentToolFactory(agent=agent, tool__name="roll_dice_tool")
@@ -244,7 +245,8 @@ def test_it_keeps_stored_tool_rules_and_drops_the_approval_rule_of_an_overridden
     agent = AgentFactory(organization=cast.org_a, tool_rules=[{"tool_name": "t", "type": "exit_loop"}])
     AgentToolFactory(agent=agent, tool__default_requires_approval=True, requires_approval=False)
 
-    assert agent_state(agent, message_ids=[])["tool_rules"] == [{"tool_name": "t", "type": "exit_loop"}]
+    stored = [{"tool_name": "t", "type": "exit_loop", "prompt_template": None}]  # as agent_create stores it
+    assert agent_state(agent, message_ids=[])["tool_rules"] == stored
 
 
 @pytest.mark.django_db

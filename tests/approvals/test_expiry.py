@@ -10,8 +10,8 @@ from django.utils import timezone
 from agents import services
 from agents.approvals.expiry import expire_pending_approvals
 from agents.models import Message, Run
-from tests.api.polling import poll
 from tests.factories import MessageFactory
+from tests.support.polling import poll
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

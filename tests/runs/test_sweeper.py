@@ -16,8 +16,8 @@ from agents.runs.start import RunMode, run_start
 from agents.runs.state import SWEPT_EVENT_SEQ
 from agents.runs.sweeper import stale_after, sweep_stale_runs
 from config.celery import app as celery_app
-from tests.chat.conftest import IN_MEMORY_LAYER
-from tests.factories import AgentFactory, MessageFactory, RunFactory
+from tests.factories import AgentFactory, RunFactory
+from tests.support.sockets import IN_MEMORY_LAYER
 
 pytestmark = pytest.mark.django_db
 
@@ -151,14 +151,14 @@ def test_celery_beat_runs_the_sweeper_and_the_worker_knows_the_task():
 def test_a_duplicate_delivery_of_a_claimed_run_does_nothing():
     agent = AgentFactory()
     run = RunFactory(agent=agent, status=RunStatus.RUNNING, request={"messages": [{"role": "user", "content": "hi"}]})
-    MessageFactory(agent=agent, seq=0)
+    rows = agent.messages.count()
     layer, channel = listen(agent)
 
     async_to_sync(execute_queued)(run.pk)
 
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING
-    assert agent.messages.count() == 1
+    assert agent.messages.count() == rows
     with pytest.raises(TimeoutError):
         async_to_sync(_receive_within)(layer, channel, 0.2)
 

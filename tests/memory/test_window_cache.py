@@ -16,8 +16,8 @@ from agents.engine.store import MessageSnapshot
 from agents.memory.window_cache import ContextWindows, WindowShape
 from agents.models import Agent, Message, MessageRole, Run
 from agents.runs.preview import agent_reset_messages
-from tests.api.conftest import api_client
 from tests.factories import MessageFactory
+from tests.support.api import api_client
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient

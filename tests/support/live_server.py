@@ -12,8 +12,8 @@ Use the session fixture::
         client = Letta(base_url=letta_server.url, token=letta_server.api_key)
 
 or ``start_live_server(folder, extra_env={...})`` for a server with other settings
-(a fake LLM's base URL, ``REDIS_URL`` …). Register the fixture in a ``conftest.py``
-with ``from tests.api.live_server import letta_server  # noqa: F401``.
+(a fake LLM's base URL, ``REDIS_URL`` …). This module is a pytest plugin (see
+``tests/conftest.py``), so the fixture is there for every test.
 """
 
 from __future__ import annotations

@@ -18,17 +18,17 @@ import pytest
 import redis
 from letta_client import Letta, MessageCreate
 
-from tests.api.databases import scratch_database
-from tests.api.polling import poll
-from tests.api.streams import assemble, seq_ids
-from tests.chat.conftest import CeleryStack, redis_test_url, start_chat_server
+from tests.support.databases import scratch_database
+from tests.support.live_chat import CeleryStack, redis_test_url, start_chat_server
+from tests.support.polling import poll
+from tests.support.streams import assemble, seq_ids
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from letta_client import Run
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.live_server, pytest.mark.worker, pytest.mark.sdk, pytest.mark.timeout(240)]
 
 FINISHED = {"completed", "failed", "cancelled"}
 DICE = "call roll_dice with num_sides=6"

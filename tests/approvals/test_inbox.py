@@ -16,8 +16,8 @@ from agents import services
 from agents.approvals.inbox import pending_approvals
 from agents.broadcast import publish
 from agents.models import Message
-from tests.chat.conftest import frames_until
 from tests.factories import MessageFactory, RunFactory
+from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

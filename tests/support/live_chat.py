@@ -1,4 +1,6 @@
-"""Shared fixtures of the chat tests: the WebSocket app in-process, and helpers to drive it."""
+"""Live servers of the chat (pytest plugin, see tests/conftest.py): Daphne running the embedded
+default with the demo organization seeded, Daphne handing runs to a real Celery worker over
+Redis, and the chat's WebSocket on either as a logged-in tab opens it."""
 
 from __future__ import annotations
 
@@ -18,96 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from channels.db import database_sync_to_async
-from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 
-from accounts.access import SESSION_ORGANIZATION_KEY
-from agents.routing import websocket_urlpatterns
-from agents.runs import dispatch
-from tests.api.live_server import LiveServer, start_live_server
+from tests.support.live_server import LiveServer, start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-    from accounts.models import Organization
-    from agents.models import Agent
-
-IN_MEMORY_LAYER = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-RECEIVE_TIMEOUT = 10
-
-
-@pytest.fixture
-def chat_app(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The chat's WebSocket routes, executing runs in-process on the test's event loop.
-
-    Runs stay in-process and the channel layer in memory even when the suite runs with
-    ``REDIS_URL`` set: the real-worker path has its own tests (``test_worker.py``).
-    """
-    settings.RUN_EXECUTOR = "inprocess"
-    settings.CHANNEL_LAYERS = IN_MEMORY_LAYER
-    settings.DEMO_TOKEN_DELAY = 0
-    monkeypatch.setattr(dispatch, "_server_loop", None)  # remembered afresh on this test's loop
-    return dispatch.bind_server_loop(URLRouter(websocket_urlpatterns))
-
-
-async def open_chat(
-    app: Any, user: Any, agent: Agent, *, organization: Organization | None = None
-) -> tuple[WebsocketCommunicator, bool, int | None]:
-    """A communicator on ``agent``'s chat as ``user`` (acting for ``organization``); connected?, close code."""
-    communicator = WebsocketCommunicator(app, f"/ws/agents/{agent.public_id}/")
-    communicator.scope["user"] = user
-    communicator.scope["session"] = {SESSION_ORGANIZATION_KEY: organization.pk if organization else None}
-    connected, code = await communicator.connect()
-    return communicator, connected, code
-
-
-async def frames_until(communicator: WebsocketCommunicator, done: Any, timeout: float = RECEIVE_TIMEOUT) -> list[dict]:
-    """Every frame received up to and including the first one for which ``done(frame)`` is true."""
-    frames: list[dict] = []
-    while True:
-        frame = await communicator.receive_json_from(timeout=timeout)
-        frames.append(frame)
-        if done(frame):
-            return frames
-
-
-def finished(frame: dict) -> bool:
-    return frame.get("type") == "run_finished"
-
-
-@database_sync_to_async
-def refreshed(instance: Any) -> Any:
-    instance.refresh_from_db()
-    return instance
-
-
-# --- live servers: Daphne (and a Celery worker) on a database of their own --------------------
-
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
-
-
-def serious_accessibility_violations(page: Page) -> list[str]:
-    """What axe-core finds of serious or critical impact on the page once its transitions have settled.
-
-    A control fading in (``opacity`` transitions of the message actions) has no contrast yet.
-    """
-    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
-    page.evaluate(AXE)  # evaluated through the debugger protocol: not an inline script under the CSP
-    violations = page.evaluate("async () => (await axe.run(document)).violations")
-    return [
-        f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes']][:3]}"
-        for v in violations
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
-LIVE_SETTINGS = "tests.chat.live_settings"
+LIVE_SETTINGS = "tests.support.live_settings"
 DEMO_EMAIL, DEMO_PASSWORD = "demo@example.com", "demo-password"
 WORKER_STARTUP_S = 60.0
 
@@ -324,117 +247,3 @@ async def live_socket(chat: ChatServer, session: httpx.Client, agent_id: str) ->
     cookie = "; ".join(f"{name}={value}" for name, value in session.cookies.items())
     async with ws_connect(url, origin=chat.url, additional_headers={"Cookie": cookie}) as connection:
         yield LiveSocket(connection)
-
-
-# --- the browser ---------------------------------------------------------------------------------
-
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-CHROMIUM_MISSING = (
-    "Chromium is missing at {path}, so the {count} browser tests cannot run: "
-    "install it (apt-get install chromium) or point CHROMIUM_PATH at a Chromium binary."
-)
-
-
-def chromium_installed() -> bool:
-    return os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)
-
-
-class ChromiumMissing(pytest.Item):
-    """Stands in for every browser test when Chromium is absent: one failure with one line, not a traceback each."""
-
-    def __init__(self, *, message: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.message = message
-
-    def runtest(self) -> None:
-        pytest.fail(self.message, pytrace=False)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, "Chromium is installed"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without Chromium, the browser tests are replaced by one failing check (a broken setup fails, never skips).
-
-    The stand-in lives in the first browser test's module, so it carries that module's marks.
-    """
-    browser_tests = [item for item in items if item.get_closest_marker("browser")]
-    if not browser_tests or chromium_installed():
-        return
-    first = items.index(browser_tests[0])
-    stand_in = ChromiumMissing.from_parent(
-        browser_tests[0].parent,
-        name="chromium_is_installed",
-        message=CHROMIUM_MISSING.format(path=CHROMIUM, count=len(browser_tests)),
-    )
-    config.hook.pytest_deselected(items=browser_tests)
-    items[:] = [item for item in items if item not in browser_tests]
-    items.insert(first, stand_in)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """Remember each phase's report on the test, so fixtures can tell a failed test at teardown."""
-    report = yield
-    setattr(item, f"report_{report.when}", report)
-    return report
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Chromium for one test module: sync Playwright keeps an event loop running in this thread,
-    which async tests of later modules could not start theirs beside."""
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
-
-
-@pytest.fixture(scope="module")
-def demo_login_state(browser: Browser, chat_server: ChatServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A logged-in demo user's cookies, so each test's browser context starts logged in."""
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(f"{chat_server.url}/accounts/login/")
-    page.get_by_label("Email").fill(DEMO_EMAIL)
-    page.get_by_label("Password").fill(DEMO_PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{chat_server.url}/")
-    path = tmp_path_factory.mktemp("browser") / "demo-login.json"
-    context.storage_state(path=path)
-    context.close()
-    return path
-
-
-def _browser_page(
-    request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer, storage_state: Path | None
-) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=chat_server.url, storage_state=storage_state, viewport={"width": 1100, "height": 900}
-    )
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.errors = errors  # type: ignore[attr-defined]
-    yield page
-    failed = getattr(request.node, "report_call", None)
-    if failed is not None and failed.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=ARTIFACTS / f"{request.node.name}.png", full_page=True)
-    context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
-
-
-@pytest.fixture
-def page(
-    request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer, demo_login_state: Path
-) -> Iterator[Page]:
-    """A browser tab of the demo user (logged in); a screenshot lands in test-artifacts/ if the test fails."""
-    yield from _browser_page(request, browser, chat_server, demo_login_state)
-
-
-@pytest.fixture
-def anonymous_page(request: pytest.FixtureRequest, browser: Browser, chat_server: ChatServer) -> Iterator[Page]:
-    yield from _browser_page(request, browser, chat_server, None)

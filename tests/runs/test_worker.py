@@ -16,10 +16,10 @@ import pytest
 from channels_redis.core import RedisChannelLayer
 
 from agents.broadcast import agent_group
-from tests.api.polling import poll
-from tests.chat.conftest import CeleryStack, live_socket, redis_test_url
+from tests.support.live_chat import CeleryStack, live_socket, redis_test_url
+from tests.support.polling import poll
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.live_server, pytest.mark.worker, pytest.mark.timeout(180)]
 
 SWEEP_BOUND_S = 2 * 2  # the stack's AGENT_TURN_LOCK_SECONDS is 2
 # Longer than channels_redis's 5 s BZPOPMIN and redis-py 8's default 5 s socket read timeout.
