@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.apps import AppConfig
 
 
@@ -10,12 +8,6 @@ class OnboardingConfig(AppConfig):
     name = "onboarding"
 
     def ready(self) -> None:
-        from accounts.signals import organization_created
+        from onboarding.receivers import connect_receivers
 
-        organization_created.connect(_give_starter_kit, dispatch_uid="onboarding.starter_kit")
-
-
-def _give_starter_kit(sender: Any, *, organization: Any, owner: Any, **kwargs: Any) -> None:
-    from onboarding.starter import starter_kit_create
-
-    starter_kit_create(organization=organization, created_by=owner)
+        connect_receivers()

@@ -77,12 +77,7 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 SIZE_CHECKED = ("agents", "tools", "accounts")
 # ``module`` or ``module:function`` that may stay bigger: why.
-LONG_ALLOWED: dict[str, str] = {
-    "tools.builtins.unavailable:unavailable_tools": (
-        "one list literal, the schema of each Letta base tool this server cannot perform as Letta "
-        "declares it; split, it would only scatter one table"
-    ),
-}
+LONG_ALLOWED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
