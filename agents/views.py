@@ -1,7 +1,7 @@
 """Agent pages: list with search, create, edit, delete, and the agent's archival memory.
 
-Every agent is looked up with ``get_for_org`` in the request's organization, so an
-agent of another organization is a 404. Writes go through ``agents.services``.
+Every agent is looked up with ``agents.selectors.agent_get_or_404`` in the request's
+organization, so an agent of another organization is a 404. Writes go through ``agents.services``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import get_for_org
 from accounts.decorators import membership_required
 from agents import selectors, services
 from agents.errors import ApplicationError, NotFound
@@ -87,13 +86,13 @@ def agent_create(request: OrganizationHttpRequest) -> HttpResponse:
 @membership_required
 @require_http_methods(["GET", "POST"])
 def agent_edit(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
-    return _agent_form_page(request, get_for_org(Agent, request.organization, agent_id))
+    return _agent_form_page(request, selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id))
 
 
 @membership_required
 @require_http_methods(["GET", "POST"])
 def agent_delete(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     if request.method == "POST":
         services.agent_delete(agent=agent)
         messages.success(request, f"Deleted {agent.name}.")
@@ -108,7 +107,7 @@ ARCHIVAL_PAGE_ROWS = 100
 @require_http_methods(["GET", "POST"])
 def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
     """The agent's archival memory: newest passages first, or the best matches of a search; add one."""
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     form = PassageForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -138,7 +137,7 @@ def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpRespo
 @membership_required
 @require_POST
 def agent_archival_delete(request: OrganizationHttpRequest, agent_id: str, passage_id: str) -> HttpResponse:
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     try:
         passage = memory_selectors.passage_get(agent=agent, passage_id=passage_id)
     except NotFound:
