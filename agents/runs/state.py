@@ -70,6 +70,11 @@ def take_lease(agent_id: Any, run_id: Any) -> bool:
     return taken == 1
 
 
+def renew_lease(agent_id: Any, run_id: Any) -> None:
+    """Extend the agent's turn lease by ``lock_ttl()``, if ``run_id`` still holds it."""
+    Agent.objects.filter(pk=agent_id, turn_lock_run_id=run_id).update(turn_lock_expires_at=timezone.now() + lock_ttl())
+
+
 def release_lease(agent_id: Any, run_id: Any) -> None:
     """Give the agent's turn lease back, if ``run_id`` still holds it."""
     Agent.objects.filter(pk=agent_id, turn_lock_run_id=run_id).update(turn_lock_run_id=None, turn_lock_expires_at=None)
@@ -96,7 +101,7 @@ class LeaseRenewal:
         interval = lock_ttl().total_seconds() / 3
         while True:
             await asyncio.sleep(interval)
-            await sync_to_async(heartbeat)(self.run_id, self.agent_id, renew_lease_until=timezone.now() + lock_ttl())
+            await sync_to_async(heartbeat)(self.run_id, self.agent_id, renew=True)
 
 
 # --- starting ------------------------------------------------------------------------------
@@ -126,11 +131,11 @@ def claim_created(run: Run) -> Run | None:
     return run
 
 
-def heartbeat(run_pk: Any, agent_pk: Any, *, renew_lease_until: datetime | None) -> bool:
-    """Record that a running run is alive (renewing the agent's lease when given a new expiry);
+def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool) -> bool:
+    """Record that a running run is alive and renew the agent's lease (with ``renew``);
     return whether it has been asked to stop."""
-    if renew_lease_until is not None:
-        Agent.objects.filter(pk=agent_pk, turn_lock_run_id=run_pk).update(turn_lock_expires_at=renew_lease_until)
+    if renew:
+        renew_lease(agent_pk, run_pk)
         Run.objects.filter(pk=run_pk).update(heartbeat_at=timezone.now())
     return Run.objects.filter(pk=run_pk, cancel_requested_at__isnull=False).exists()
 

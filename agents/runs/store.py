@@ -82,7 +82,7 @@ class DjangoConversationStore:
         return rows
 
     async def heartbeat(self) -> bool:
-        return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew_lease_until=None)
+        return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew=False)
 
     async def release_turn_lock(self) -> None:
         self._renewal.stop()
