@@ -178,10 +178,11 @@ class RunAnnouncer:
             due = [edit for edit in self._edits if every or edit.message_id == message_id]
             self._edits = [edit for edit in self._edits if edit not in due]
         for edit in due:
-            self._pending.append(edit.payload)
+            if self.agent_id in edit.agent_ids:
+                self._pending.append(edit.payload)
             for agent_id in edit.agent_ids:
                 if agent_id != self.agent_id:
-                    await publish(agent_id, [edit.payload])
+                    await _publish_edit(agent_id, edit.payload)
 
     def _merge(self, payload: dict[str, Any]) -> None:
         last = self._pending[-1] if self._pending else None
@@ -248,10 +249,14 @@ def announce_memory_edit(*, agent_ids: Sequence[Any], payload: dict[str, Any]) -
             announcer.hold_memory_edit(edit)
             return
         for agent_id in edit.agent_ids:
-            try:
-                async_to_sync(publish)(agent_id, [payload])
-            except Exception:
-                # The edit is committed either way; a tab that missed it reads the block on its next load.
-                logger.exception("Could not tell the tabs of agent %s that a block changed", agent_id)
+            async_to_sync(_publish_edit)(agent_id, payload)
 
     transaction.on_commit(send)
+
+
+async def _publish_edit(agent_id: Any, payload: dict[str, Any]) -> None:
+    try:
+        await publish(agent_id, [payload])
+    except Exception:
+        # The edit is committed either way; a tab that missed it reads the block on its next load.
+        logger.exception("Could not tell the tabs of agent %s that a block changed", agent_id)

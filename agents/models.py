@@ -117,12 +117,12 @@ class Agent(PublicIdModel):
     context_start_seq = models.BigIntegerField(default=0)
     context_summary_seq = models.BigIntegerField(null=True, blank=True, editable=False)
     context_keep_seq = models.BigIntegerField(null=True, blank=True, editable=False)
-    # One turn at a time: a lease taken with a conditional UPDATE, so it holds
-    # across processes and machines and expires if its holder crashes.
+    # One turn at a time: a lease taken with a conditional UPDATE, so it holds across processes
+    # and machines and expires if its holder crashes (agents.runs.state takes, renews, releases it).
     turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
     turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Bumped whenever one of the agent's stored rows changes in place (appends do not bump
-    # it): with the window's seqs, the key of the rows agents/context_cache.py keeps.
+    # it): with the window's seqs, the key of the rows agents/memory/window_cache.py keeps.
     context_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")

@@ -91,7 +91,7 @@ class DjangoConversationStore:
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
-        """The window, read through this process's cache (``agents/context_cache.py``)."""
+        """The window, read through this process's cache (``agents.memory.window_cache``)."""
         last_row = Message.objects.filter(agent_id=OuterRef("pk")).order_by("-seq").values("seq")[:1]
         start, summary, keep, revision, last_seq = (
             Agent.objects.filter(pk=self.agent_id)
@@ -99,7 +99,8 @@ class DjangoConversationStore:
             .values_list("context_start_seq", "context_summary_seq", "context_keep_seq", "context_revision", "last_seq")
             .get()
         )
-        # The lease keeps every other writer from adding rows, so the next ``seq`` needs no query of its own.
+        # The lease holds the agent for this turn (every other writer finds it busy under its row
+        # lock: ``Agent.objects.hold``), so the next ``seq`` needs no query of its own.
         self._seqs = SeqRange(last_seq)
 
         def fetch(after: int | None, through: int) -> list[MessageSnapshot]:

@@ -174,3 +174,21 @@ def test_a_tools_edit_in_an_executing_run_is_announced_right_after_its_tool_row_
     assert (heard[at - 1]["type"], heard[at - 1]["row"]["id"]) == ("message", edit["message_id"])
     assert kinds[at - 1] == ("message", "tool")
     assert kinds[at + 1 :] == [("message", "assistant"), ("run_finished", None)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tools_edit_of_a_shared_block_in_a_run_reaches_the_other_agent_too() -> None:
+    organization = OrganizationFactory()
+    shared = memory_services.block_create(organization=organization, label="team", value="Standup at 9.")
+    editor = services.agent_create(
+        organization=organization, name="editor", include_base_tools=True, block_ids=[shared.public_id]
+    )
+    other = services.agent_create(organization=organization, name="other", block_ids=[shared.public_id])
+    editors_tab, others_tab = Listener(editor), Listener(other)
+    insert = ("memory_insert", {"label": "team", "new_str": "Retro on Fridays.", "insert_line": -1})
+
+    execute_inline(editor, [reply("Noting it.", tool_calls=[insert]), reply("Noted.")])
+
+    [in_run] = [p for p in editors_tab.payloads() if p["type"] == "memory_updated"]
+    assert others_tab.payloads() == [in_run]
+    assert in_run["block"]["value"].endswith("Retro on Fridays.")
