@@ -1,19 +1,32 @@
-"""Publishing engine events to every open tab of an agent: one function, one group per agent.
+"""The one announcer: everything an agent's open tabs hear goes out through this module, in order.
 
-Rows are committed by the engine before their event exists, so publishing
-never announces something a reader cannot load. Token deltas are coalesced
-for a few milliseconds so they cross the channel layer a few per frame.
+- A run's events go through the run's ``RunAnnouncer`` (``agents.runs.execute`` opens one
+  for each run it executes): token deltas are coalesced for a few milliseconds, so they
+  cross the channel layer a few per frame, and everything goes out in the run's order.
+- A run's end is announced by ``announce_run_end`` once ``agents.runs.state`` has recorded
+  it: through the run's announcer when the run executes in this process (after its last
+  deltas), else straight to the agent's group (a sweep, a cancel of a queued run).
+- A memory edit is announced by ``announce_memory_edit`` once it is committed. An edit a
+  tool made inside a run executing here waits in the run's announcer and goes out right
+  after the event of the tool row that holds it (in ``seq`` order, so the row it annotates
+  is on the page first); an edit outside a run (the memory panel, the API) goes out at once.
+
+Rows are committed before their event exists, so nothing announces what a reader cannot
+load yet (persist before you emit).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.layers import get_channel_layer
+from django.db import transaction
 
 from agents.engine.events import (
     MessageEvent,
@@ -24,10 +37,15 @@ from agents.engine.events import (
 )
 from agents.engine.stop import StopReason
 from agents.models import Agent
+from agents.selectors import pending_approval_row
 from agents.wire.messages import approval_request, chat_row, public_id
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from agents.engine.events import EngineEvent
+
+logger = logging.getLogger(__name__)
 
 COALESCE_SECONDS = 0.015
 
@@ -90,16 +108,48 @@ async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
             )
 
 
-class EventPublisher:
-    """Publishes a run's events in order, merging runs of token deltas of the same part."""
+@dataclass(frozen=True)
+class _MemoryEdit:
+    """A committed edit of a block, waiting for the event of the tool row that holds it."""
 
-    def __init__(self, *, agent_id: Any) -> None:
+    message_id: str | None
+    agent_ids: tuple[Any, ...]
+    payload: dict[str, Any]
+
+
+# The announcers of the runs executing in this process, by public run id: where a run's end and
+# its tools' memory edits find their place in the run's order. Read from worker threads (on commit).
+_executing: dict[str | None, RunAnnouncer] = {}
+
+
+class RunAnnouncer:
+    """Announces one run's events in order, merging runs of token deltas of the same part.
+
+    Use it as ``async with``: while open, the run's end and the memory edits of its tools go
+    through it (``announce_run_end``, ``announce_memory_edit``); closing it sends what is left.
+    """
+
+    def __init__(self, *, run_id: Any, agent_id: Any) -> None:
+        self.run_id = run_id
         self.agent_id = agent_id
         self._pending: list[dict[str, Any]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
+        self._edits: list[_MemoryEdit] = []
+        self._edits_lock = threading.Lock()
 
-    async def publish(self, event: EngineEvent) -> None:
+    async def __aenter__(self) -> RunAnnouncer:
+        _executing[public_id("run", self.run_id)] = self
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if _executing.get(public_id("run", self.run_id)) is self:
+            del _executing[public_id("run", self.run_id)]
+        await self._release_edits(None, every=True)
+        await self.flush()
+
+    async def announce(self, event: EngineEvent) -> None:
+        """Send ``event`` after everything before it (a token delta within a few milliseconds)."""
         payload = event_payload(event)
         # When the executor let the event go (Unix seconds; merged deltas keep their first's), so
         # a client can tell how long an event took to reach it (benchmarks/bench_chat_streams.py).
@@ -110,8 +160,29 @@ class EventPublisher:
                 loop = asyncio.get_running_loop()
                 self._timer = loop.call_later(COALESCE_SECONDS, lambda: loop.create_task(self.flush()))
             return
+        if isinstance(event, RunFinishedEvent):
+            await self._release_edits(None, every=True)  # whatever the run changed, before its end
         self._pending.append(payload)
+        if isinstance(event, MessageEvent):
+            await self._release_edits(payload["row"]["id"], every=False)
         await self.flush()
+
+    def hold_memory_edit(self, edit: _MemoryEdit) -> None:
+        """Keep a committed edit until the event of its tool row (called from any thread)."""
+        with self._edits_lock:
+            self._edits.append(edit)
+
+    async def _release_edits(self, message_id: str | None, *, every: bool) -> None:
+        """Queue the held edits of tool row ``message_id`` (all of them with ``every``) after what is pending."""
+        with self._edits_lock:
+            due = [edit for edit in self._edits if every or edit.message_id == message_id]
+            self._edits = [edit for edit in self._edits if edit not in due]
+        for edit in due:
+            if self.agent_id in edit.agent_ids:
+                self._pending.append(edit.payload)
+            for agent_id in edit.agent_ids:
+                if agent_id != self.agent_id:
+                    await _publish_edit(agent_id, edit.payload)
 
     def _merge(self, payload: dict[str, Any]) -> None:
         last = self._pending[-1] if self._pending else None
@@ -138,3 +209,54 @@ class EventPublisher:
                 self._timer = None
             pending, self._pending = self._pending, []
             await publish(self.agent_id, pending)
+
+
+async def announce_run_end(agent_id: Any, finished: RunFinishedEvent) -> None:
+    """Announce a run's recorded end: after the run's own events when it executes in this process."""
+    announcer = _executing.get(public_id("run", finished.run_id))
+    if announcer is not None:
+        await announcer.announce(finished)
+    else:
+        await publish(agent_id, [event_payload(finished)])
+
+
+def announce_run_end_on_commit(agent_id: Any, finished: RunFinishedEvent) -> None:
+    """Announce an end the engine did not see (a cancel, a refusal, a sweep) once it is committed
+    (at once outside a transaction). The payload says whether an approval still waits."""
+
+    def send() -> None:
+        try:
+            agent = Agent.objects.get(pk=agent_id)
+            awaiting = pending_approval_row(agent)
+            verdict = replace(finished, awaiting_approval=awaiting.snapshot() if awaiting else None)
+            async_to_sync(publish)(agent_id, [event_payload(verdict)])
+        except Exception:
+            # The run is ended either way; a tab that missed the verdict reads it when it resyncs.
+            logger.exception("Could not tell the tabs of agent %s that run %s ended", agent_id, finished.run_id)
+
+    transaction.on_commit(send)
+
+
+def announce_memory_edit(*, agent_ids: Sequence[Any], payload: dict[str, Any]) -> None:
+    """Announce a block's edit (``agents.memory.services.memory_updated_payload``) to every agent
+    it is attached to, once committed: in the order of the run that made it, when that run
+    executes here, else at once."""
+    edit = _MemoryEdit(message_id=payload.get("message_id"), agent_ids=tuple(agent_ids), payload=payload)
+
+    def send() -> None:
+        announcer = _executing.get(payload.get("run_id")) if payload.get("run_id") else None
+        if announcer is not None:
+            announcer.hold_memory_edit(edit)
+            return
+        for agent_id in edit.agent_ids:
+            async_to_sync(_publish_edit)(agent_id, payload)
+
+    transaction.on_commit(send)
+
+
+async def _publish_edit(agent_id: Any, payload: dict[str, Any]) -> None:
+    try:
+        await publish(agent_id, [payload])
+    except Exception:
+        # The edit is committed either way; a tab that missed it reads the block on its next load.
+        logger.exception("Could not tell the tabs of agent %s that a block changed", agent_id)

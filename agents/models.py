@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Case, F, Max, Q, Value, When
+from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, Value, When
 
 from accounts.fields import EncryptedJSONField
 from accounts.scoping import AuthoredModel, OrgScopedQuerySet, PublicIdModel
@@ -21,6 +22,62 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Use the tools you are given when they help, "
     "and say plainly when you cannot do something."
 )
+
+
+class SeqRange:
+    """The ``seq`` values an agent's next rows take, in order: the one allocator of ``Message.seq``.
+
+    ``seq`` orders one scope's rows (an agent's today). Only the holder of the scope allocates,
+    so two writers never take one value: a writer between turns holds the agent's row lock for
+    its transaction (``Agent.objects.hold``, which gives it its range); the turn holds the
+    agent's lease (``agents.runs.state``) for its whole length, and builds its range once from
+    the last ``seq`` its window read saw (``agents.runs.store``), so its appends cost no query.
+    """
+
+    def __init__(self, last_seq: int | None) -> None:
+        self._next = 0 if last_seq is None else last_seq + 1
+
+    def take(self, count: int = 1) -> int:
+        """The first of ``count`` consecutive new values."""
+        first = self._next
+        self._next += count
+        return first
+
+
+@dataclass(frozen=True)
+class AgentHold:
+    """What a writer holding an agent's row lock knows of it (``Agent.objects.hold``)."""
+
+    busy: bool
+    seqs: SeqRange
+    context_start_seq: int
+    context_summary_seq: int | None
+    context_keep_seq: int | None
+
+
+class AgentQuerySet(OrgScopedQuerySet):
+    def hold(self, agent_id: Any) -> AgentHold:
+        """Take the agent's row lock until the caller's transaction ends (one query); call inside it.
+
+        Holding it serializes every writer between turns with the others and with starts of
+        runs: the answer says whether the agent is busy (the busy rule, ``RunQuerySet.busy``),
+        which ``seq`` values its next rows take, and where its window starts.
+        """
+        last_row = Message.objects.filter(agent_id=OuterRef("pk")).order_by("-seq").values("seq")[:1]
+        busy, last_seq, start, summary, keep = (
+            self.select_for_update()
+            .filter(pk=agent_id)
+            .annotate(busy=Exists(Run.objects.busy_with(OuterRef("pk"))), last_seq=Subquery(last_row))
+            .values_list("busy", "last_seq", "context_start_seq", "context_summary_seq", "context_keep_seq")
+            .get()
+        )
+        return AgentHold(
+            busy=bool(busy),
+            seqs=SeqRange(last_seq),
+            context_start_seq=start,
+            context_summary_seq=summary,
+            context_keep_seq=keep,
+        )
 
 
 class Agent(AuthoredModel, PublicIdModel):
@@ -60,17 +117,17 @@ class Agent(AuthoredModel, PublicIdModel):
     context_start_seq = models.BigIntegerField(default=0)
     context_summary_seq = models.BigIntegerField(null=True, blank=True, editable=False)
     context_keep_seq = models.BigIntegerField(null=True, blank=True, editable=False)
-    # One turn at a time: a lease taken with a conditional UPDATE, so it holds
-    # across processes and machines and expires if its holder crashes.
+    # One turn at a time: a lease taken with a conditional UPDATE, so it holds across processes
+    # and machines and expires if its holder crashes (agents.runs.state takes, renews, releases it).
     turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
     turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Bumped whenever one of the agent's stored rows changes in place (appends do not bump
-    # it): with the window's seqs, the key of the rows agents/context_cache.py keeps.
+    # it): with the window's seqs, the key of the rows agents/memory/window_cache.py keeps.
     context_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")
 
-    objects = OrgScopedQuerySet.as_manager()
+    objects = AgentQuerySet.as_manager()
 
     class Meta:
         ordering: ClassVar = ["-created_at"]
@@ -128,11 +185,6 @@ class MessageQuerySet(OrgScopedQuerySet):
             summary=agent.context_summary_seq,
             keep=agent.context_keep_seq,
         )
-
-    def next_seq(self, agent_id: Any) -> int:
-        """The ``seq`` the agent's next row takes (0 for its first)."""
-        last = self.filter(agent_id=agent_id).aggregate(m=Max("seq"))["m"]
-        return (last if last is not None else -1) + 1
 
     def in_window(self, agent_id: Any, *, start: int, summary: int | None, keep: int | None) -> MessageQuerySet:
         rows = self.filter(agent_id=agent_id, seq__gte=start)
@@ -248,11 +300,30 @@ class ApprovalDecision(Message):
 
 
 class RunStatus(models.TextChoices):
+    """A run's status: the one list of them. ``ACTIVE`` are the statuses of a run not ended yet."""
+
     QUEUED = "queued"
     RUNNING = "running"
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+
+    @classmethod
+    def is_active(cls, status: str) -> bool:
+        """Whether a run in ``status`` has not ended yet (it makes its agent busy)."""
+        return status in ACTIVE_RUN_STATUSES
+
+    @classmethod
+    def from_letta(cls, name: str) -> str:
+        """The stored status of one of Letta's status names (``LETTA_RUN_STATUS``); others are kept."""
+        return next((status for status, letta in LETTA_RUN_STATUS.items() if letta == name), name)
+
+
+ACTIVE_RUN_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
+# Letta's name of each status: a run that has not started yet is "created".
+LETTA_RUN_STATUS: dict[str, str] = {
+    status.value: "created" if status == RunStatus.QUEUED else status.value for status in RunStatus
+}
 
 
 # The engine's closed enum as model choices (same names, values and labels as before).
@@ -270,7 +341,24 @@ class RunTransport(models.TextChoices):
 
 class RunQuerySet(OrgScopedQuerySet):
     def active(self) -> RunQuerySet:
-        return self.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        """Runs not ended yet (``ACTIVE_RUN_STATUSES``)."""
+        return self.filter(status__in=ACTIVE_RUN_STATUSES)
+
+    def busy_with(self, agent_id: Any) -> RunQuerySet:
+        """The runs that make the agent busy: its active ones (``agent_id`` may be an ``OuterRef``).
+
+        The busy rule (DESIGN §14), the one definition: while an agent has a queued or
+        running run, no other run starts and nothing else writes its rows (a reset, a
+        summary). The turn lease (``agents.runs.state``) is how the executing turn holds the
+        agent, not a second rule: only an active run holds it.
+        """
+        return self.filter(agent_id=agent_id).active()
+
+    def busy(self, agent_id: Any) -> bool:
+        return self.busy_with(agent_id).exists()
+
+    async def abusy(self, agent_id: Any) -> bool:
+        return await self.busy_with(agent_id).aexists()
 
 
 class Run(PublicIdModel):
@@ -316,6 +404,10 @@ class Run(PublicIdModel):
             # Its messages lost their run (and steps) in place: ``on_delete=SET_NULL``.
             Agent.bump_context_revision([self.agent_id])
         return deleted
+
+    @property
+    def is_active(self) -> bool:
+        return RunStatus.is_active(self.status)
 
     @property
     def duration_ms(self) -> int | None:

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from django.db import connection
-from django.db.models import BooleanField, Q, QuerySet
+from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+from django.http import Http404
 
 from accounts.scoping import Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
-from agents.models import Agent, Message, MessageRole
+from agents.models import Agent, Message, MessageRole, Run
 from tools.models import AgentTool, Tool
 
 if TYPE_CHECKING:
@@ -64,17 +65,37 @@ def message_list(
     return list(rows.order_by("seq")[:limit])
 
 
-def pending_approval_row(agent: Agent) -> Message | None:
-    """The assistant row whose tool calls wait for a person (the agent awaits approval), if any."""
-    last = (
-        Message.objects.filter(agent=agent, seq__gte=agent.context_start_seq)
+def pending_approval_rows(agents: QuerySet[Agent]) -> list[Message]:
+    """The row whose tool calls wait for a person, of each of ``agents`` that awaits approval (one query).
+
+    The one definition of ``pending_approval``, for the chat, the inbox, the API's
+    ``include=agent.pending_approval`` and the approval expiry: an agent awaits approval while
+    its latest in-context row (system rows aside) is an assistant row whose calls wait for a
+    decision (``agents.engine.approvals``) and it is not busy (``RunQuerySet.busy_with``): a run
+    an answer started is already taking care of the request. Each row comes with its agent.
+    """
+    latest_row = (
+        Message.objects.filter(agent=OuterRef("pk"), seq__gte=OuterRef("context_start_seq"))
         .exclude(role=MessageRole.SYSTEM)
         .order_by("-seq")
-        .first()
+        .values("id")[:1]
     )
-    if last is None or approval_rules.pending_approval([last.snapshot()]) is None:
-        return None
-    return last
+    waiting = (
+        agents.order_by()
+        .annotate(latest_row_id=Subquery(latest_row))
+        .exclude(Exists(Run.objects.busy_with(OuterRef("pk"))))
+        .values("latest_row_id")
+    )
+    rows = Message.objects.filter(pk__in=waiting, role=MessageRole.ASSISTANT).select_related("agent__organization")
+    return [row for row in rows if approval_rules.pending_approval([row.snapshot()]) is not None]
+
+
+def pending_approval_row(agent: Agent) -> Message | None:
+    """The row of ``agent`` whose tool calls wait for a person (``pending_approval_rows``), if any."""
+    rows = pending_approval_rows(Agent.objects.filter(pk=agent.pk))
+    for row in rows:
+        row.agent = agent
+    return rows[0] if rows else None
 
 
 def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid.UUID]]:
@@ -103,8 +124,12 @@ def _with_tools(agents: QuerySet[Agent]) -> QuerySet[Agent]:
 
 
 def agent_get(*, organization: Organization | None, agent_id: str, with_tools: bool = True) -> Agent:
-    """The agent ``agent_id`` of ``organization`` (with its tools and blocks prefetched unless
-    ``with_tools`` is false: a turn reads them itself), or ``NotFound``."""
+    """The agent ``agent_id`` of ``organization``, or ``NotFound`` (404): the one lookup of an agent
+    for every transport (pages, the API, the chat's and the inbox's sockets).
+
+    Another organization's agent, or no organization, is the same ``NotFound``. Its tools and
+    blocks are prefetched unless ``with_tools`` is false (a turn reads them itself).
+    """
     pk = Agent.parse_public_id(agent_id)
     agents = Agent.objects.for_org(organization)
     agent = (_with_tools(agents) if with_tools else agents).filter(pk=pk).first() if pk else None
@@ -113,6 +138,14 @@ def agent_get(*, organization: Organization | None, agent_id: str, with_tools: b
     if organization is not None:
         agent.organization = organization  # the caller's, already loaded: no query when the turn reads it
     return agent
+
+
+def agent_get_or_404(*, organization: Organization | None, agent_id: str) -> Agent:
+    """``agent_get`` for a page: its ``NotFound`` is Django's ``Http404`` (the 404 page)."""
+    try:
+        return agent_get(organization=organization, agent_id=agent_id, with_tools=False)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
 
 
 def _has_tag(tag: str) -> Q | RawSQL:

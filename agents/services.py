@@ -25,7 +25,9 @@ from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HAN
 from agents.llm.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
-from tools.models import AgentTool, ApprovalPolicy, Tool, condition_problem, policy_for_override
+from tools.builtins import BuiltinRegistry, default_registry
+from tools.models import AgentTool, ApprovalPolicy, Tool, ToolKind, condition_problem, policy_for_override
+from tools.services import base_tools_upsert
 
 if TYPE_CHECKING:
     from accounts.models import Organization, User
@@ -72,9 +74,6 @@ BASE_TOOLS: dict[str, tuple[str, ...]] = {
 
 def base_tools_for(organization: Organization, agent_type: str | None) -> list[Tool]:
     """The organization's built-in tools for an agent of ``agent_type``, created or refreshed as needed."""
-    from tools.builtins import BuiltinRegistry, default_registry
-    from tools.services import base_tools_upsert
-
     names = BASE_TOOLS.get(agent_type or "letta_v1_agent", BASE_TOOLS["letta_v1_agent"])
     registry = default_registry()
     subset = BuiltinRegistry([tool for name in names if (tool := registry.get(name)) is not None])
@@ -149,9 +148,6 @@ def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dic
 
 def check_attachable(tools: Iterable[Tool]) -> None:
     """Refuse built-ins this server cannot perform: a model is never offered a tool that only fails."""
-    from tools.builtins import default_registry
-    from tools.models import ToolKind
-
     registry = default_registry()
     for tool in tools:
         builtin = registry.get(tool.name) if tool.kind == ToolKind.BUILTIN else None
@@ -212,6 +208,56 @@ def login_message_text(now: datetime | None = None) -> str:
 # --- agents -------------------------------------------------------------------------------
 
 
+def _model_settings(handle: str, config: Mapping[str, Any], explicit: Mapping[str, Any]) -> dict[str, Any]:
+    """A new agent's model settings: ``handle``'s reasoning defaults, then ``config``'s (an ``LlmConfig``),
+    then the ``explicit`` keyword settings that are not ``None``."""
+    chosen = {
+        **reasoning_defaults(handle),
+        **{k: config[k] for k in _LLM_CONFIG_FIELDS if config.get(k) is not None},
+        **{k: v for k, v in explicit.items() if v is not None},
+    }
+    if chosen.get("reasoning_effort") is None:
+        chosen.pop("reasoning_effort", None)
+    return chosen
+
+
+def _attach_initial_tools(
+    agent: Agent,
+    *,
+    tool_ids: Sequence[str],
+    tool_names: Sequence[str],
+    include_base_tools: bool,
+    agent_type: str | None,
+    gated: set[str],
+) -> None:
+    organization = agent.organization
+    tools = _tools_by_ids(organization, tool_ids) + _tools_by_names(organization, tool_names)
+    check_attachable(tools)
+    if include_base_tools:
+        tools += base_tools_for(organization, agent_type)
+    AgentTool.objects.bulk_create([AgentTool(agent=agent, tool=tool) for tool in dict.fromkeys(tools)])
+    if gated:
+        _apply_approval_rules(agent, gated)
+
+
+def _add_initial_rows(agent: Agent) -> None:
+    """The new agent's two in-context rows: its system prompt and Letta's login notice."""
+    first = Agent.objects.hold(agent.pk).seqs.take(2)
+    texts = [(MessageRole.SYSTEM, agent.system), (MessageRole.USER, login_message_text())]
+    Message.objects.bulk_create(
+        [
+            Message(
+                organization_id=agent.organization_id,
+                agent=agent,
+                seq=first + offset,
+                role=role,
+                content=[{"type": "text", "text": text}],
+            )
+            for offset, (role, text) in enumerate(texts)
+        ]
+    )
+
+
 @transaction.atomic
 def agent_create(
     *,
@@ -254,7 +300,6 @@ def agent_create(
     handle = validate_model_handle(model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE)
     embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE)
     stored_rules, gated = _split_tool_rules(tool_rules)
-
     explicit = {
         "temperature": temperature,
         "max_tokens": max_tokens,
@@ -264,14 +309,6 @@ def agent_create(
         "max_reasoning_tokens": max_reasoning_tokens,
         "reasoning_effort": reasoning_effort,
     }
-    model_settings = {
-        **reasoning_defaults(handle),
-        **{k: config[k] for k in _LLM_CONFIG_FIELDS if config.get(k) is not None},
-        **{k: v for k, v in explicit.items() if v is not None},
-    }
-    if model_settings.get("reasoning_effort") is None:
-        model_settings.pop("reasoning_effort", None)
-
     agent = Agent.objects.create(
         organization=organization,
         created_by=created_by,
@@ -284,38 +321,18 @@ def agent_create(
         tool_rules=stored_rules,
         tool_env_vars=dict(tool_env_vars or {}),
         metadata=dict(metadata or {}),
-        **model_settings,
+        **_model_settings(handle, config, explicit),
     )
-
-    tools = _tools_by_ids(organization, tool_ids) + _tools_by_names(organization, tool_names)
-    check_attachable(tools)
-    if include_base_tools:
-        tools += base_tools_for(organization, agent_type)
-    AgentTool.objects.bulk_create([AgentTool(agent=agent, tool=tool) for tool in dict.fromkeys(tools)])
-    if gated:
-        _apply_approval_rules(agent, gated)
-
+    _attach_initial_tools(
+        agent,
+        tool_ids=tool_ids,
+        tool_names=tool_names,
+        include_base_tools=include_base_tools,
+        agent_type=agent_type,
+        gated=gated,
+    )
     agent_blocks_init(agent=agent, memory_blocks=memory_blocks, block_ids=block_ids)
-
-    now = timezone.now()
-    Message.objects.bulk_create(
-        [
-            Message(
-                organization=organization,
-                agent=agent,
-                seq=0,
-                role=MessageRole.SYSTEM,
-                content=[{"type": "text", "text": agent.system}],
-            ),
-            Message(
-                organization=organization,
-                agent=agent,
-                seq=1,
-                role=MessageRole.USER,
-                content=[{"type": "text", "text": login_message_text(now)}],
-            ),
-        ]
-    )
+    _add_initial_rows(agent)
     return agent
 
 

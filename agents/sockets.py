@@ -1,4 +1,5 @@
-"""What the product's WebSocket consumers share: close codes, the frame base, error and accepted frames."""
+"""What the product's WebSocket consumers share: close codes, the frame base, the agent lookup,
+error and accepted frames."""
 
 from __future__ import annotations
 
@@ -6,13 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from accounts.access import membership_for
+from agents.errors import NotFound
+from agents.selectors import agent_get
 from agents.wire.messages import public_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from accounts.models import Organization, User
     from agents.errors import ApplicationError
-    from agents.models import Run
+    from agents.models import Agent, Run
 
 SERVER_FAULT = "The server could not handle that just now. Try again in a moment."
 # Close codes in the private range: the tab stops reconnecting on these.
@@ -26,6 +31,22 @@ class SocketFrame(BaseModel):
     """A frame from a tab: strict, so a typo is an error frame rather than a silently ignored field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def socket_organization(user: User, organization_id: Any) -> Organization:
+    """The organization a socket's user acts for (``organization_id`` is the session's choice; like
+    every page, a user without a membership there acts for their oldest), or ``NotFound``."""
+    membership = membership_for(user, organization_id)
+    if membership is None:
+        raise NotFound("Agent not found")
+    return membership.organization
+
+
+def socket_agent(*, user: User, organization_id: Any, agent_id: str) -> Agent:
+    """The agent ``agent_id`` of the organization the socket's user acts for, through the one
+    lookup (``agents.selectors.agent_get``): another organization's agent is ``NotFound``."""
+    organization = socket_organization(user, organization_id)
+    return agent_get(organization=organization, agent_id=agent_id, with_tools=False)
 
 
 def error_detail(exc: ApplicationError) -> str:

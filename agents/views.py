@@ -1,7 +1,7 @@
 """Agent pages: list with search, create, edit, delete, and the agent's archival memory.
 
-Every agent is looked up with ``get_for_org`` in the request's organization, so an
-agent of another organization is a 404. Writes go through ``agents.services``.
+Every agent is looked up with ``agents.selectors.agent_get_or_404`` in the request's
+organization, so an agent of another organization is a 404. Writes go through ``agents.services``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import get_for_org
 from accounts.decorators import membership_required
 from accounts.pages import confirm_delete, search_query
 from agents import selectors, services
@@ -70,7 +69,11 @@ def _save_agent(request: OrganizationHttpRequest, form: AgentForm, agent: Agent 
 @require_http_methods(["GET", "POST"])
 def agent_form(request: OrganizationHttpRequest, agent_id: str | None = None) -> HttpResponse:
     """A new agent, or the agent ``agent_id`` to edit."""
-    agent = get_for_org(Agent, request.organization, agent_id) if agent_id is not None else None
+    agent = (
+        selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
+        if agent_id is not None
+        else None
+    )
     form = AgentForm(request.POST or None, organization=request.organization, agent=agent)
     if request.method == "POST" and form.is_valid():
         try:
@@ -86,7 +89,7 @@ def agent_form(request: OrganizationHttpRequest, agent_id: str | None = None) ->
 @membership_required
 @require_http_methods(["GET", "POST"])
 def agent_delete(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     return confirm_delete(
         request,
         "agents/confirm_delete.html",
@@ -104,7 +107,7 @@ ARCHIVAL_PAGE_ROWS = 100
 @require_http_methods(["GET", "POST"])
 def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
     """The agent's archival memory: newest passages first, or the best matches of a search; add one."""
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     form = PassageForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -134,7 +137,7 @@ def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpRespo
 @membership_required
 @require_POST
 def agent_archival_delete(request: OrganizationHttpRequest, agent_id: str, passage_id: str) -> HttpResponse:
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     try:
         passage = memory_selectors.passage_get(agent=agent, passage_id=passage_id)
     except NotFound:

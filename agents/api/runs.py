@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def run_statuses(names: list[str]) -> list[str]:
     """Letta's status names (``created``, ``running``, ``completed``, ``failed``, ``cancelled``) as stored ones."""
-    return [RunStatus.QUEUED if name == "created" else name for name in names]
+    return [RunStatus.from_letta(name) for name in names]
 
 
 class RunListView(OrgScopedAPIView):

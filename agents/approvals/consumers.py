@@ -11,9 +11,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from pydantic import Field, TypeAdapter, ValidationError
 
 from accounts.access import SESSION_ORGANIZATION_KEY, membership_for
+from agents.approvals.answers import approval_answer
 from agents.approvals.inbox import inbox_state
 from agents.broadcast import approvals_group
-from agents.chat import actions as chat
 from agents.engine.inputs import MAX_APPROVALS, ApprovalAnswer
 from agents.errors import ApplicationError, NotFound
 from agents.sockets import (
@@ -23,6 +23,7 @@ from agents.sockets import (
     SocketFrame,
     accepted_frame,
     error_detail,
+    socket_agent,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class ApprovalInboxConsumer(AsyncJsonWebsocketConsumer):
     On connect and whenever ``agents.broadcast`` announces a change it sends
     ``{"type": "approvals", "count": n, "items": [...]}`` (``agents.approvals.inbox``); the inbox page
     answers with ``{"type": "approve", "agent_id": "agent-…", "approvals": [...]}``, which goes
-    through ``agents.chat.actions.chat_approve`` like the chat's own frame.
+    through ``agents.approvals.answers.approval_answer`` like the chat's own frame.
     """
 
     user: User
@@ -119,8 +120,8 @@ class ApprovalInboxConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(reply)
 
     def _approve(self, frame: InboxApproveFrame) -> dict[str, Any]:
-        agent = chat.chat_agent(user=self.user, organization_id=self.session_organization_id, agent_id=frame.agent_id)
-        if agent is None or agent.organization_id != self.organization_id:
+        agent = socket_agent(user=self.user, organization_id=self.session_organization_id, agent_id=frame.agent_id)
+        if agent.organization_id != self.organization_id:
             raise NotFound("Agent not found")
-        run = chat.chat_approve(agent=agent, user=self.user, approvals=frame.approvals)
+        run = approval_answer(agent=agent, user=self.user, approvals=frame.approvals)
         return accepted_frame(frame.type, [run]) | {"agent_id": frame.agent_id}

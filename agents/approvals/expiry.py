@@ -1,7 +1,7 @@
 """Approvals that wait too long resolve as a denial, so a forgotten approval never blocks an agent.
 
 Off unless set: an organization's ``approval_expiry_minutes`` is the default, an agent's own
-value wins. An expired request is answered like any other, through ``run_start``: every
+value wins. An expired request is answered like any other (``agents.approvals.answers``): every
 gated call is denied with the reason "Approval expired after N minutes", the turn goes on
 so the model can answer, and open tabs see it live. Celery beat calls
 it through ``agents.maintenance``; the embedded server on the sweeper's timer.
@@ -15,11 +15,11 @@ from datetime import datetime, timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from agents.engine.inputs import ApprovalCreate, ApprovalItem, ToolReturnItem, TurnRequest
+from agents.approvals.answers import approval_answer
+from agents.engine.inputs import ApprovalItem, ToolReturnItem
 from agents.errors import ApplicationError
 from agents.models import Agent, RunTransport
-from agents.runs.start import RunMode, run_start
-from agents.selectors import pending_approval_row
+from agents.selectors import pending_approval_rows
 
 logger = logging.getLogger(__name__)
 
@@ -38,12 +38,12 @@ def expire_pending_approvals(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     configured = Agent.objects.filter(
         Q(approval_expiry_minutes__isnull=False) | Q(organization__approval_expiry_minutes__isnull=False)
-    ).select_related("organization")
+    )
     answered = 0
-    for agent in configured:
+    for waiting in pending_approval_rows(configured):
+        agent = waiting.agent
         minutes = expiry_minutes(agent)
-        waiting = pending_approval_row(agent)
-        if minutes is None or waiting is None or waiting.created_at > now - timedelta(minutes=minutes):
+        if minutes is None or waiting.created_at > now - timedelta(minutes=minutes):
             continue
         reason = EXPIRED_REASON.format(minutes=minutes)
         denials: list[ApprovalItem | ToolReturnItem] = [
@@ -52,12 +52,7 @@ def expire_pending_approvals(*, now: datetime | None = None) -> int:
             if call.get("requires_approval")
         ]
         try:
-            run_start(
-                agent=agent,
-                request=TurnRequest(messages=[ApprovalCreate(approvals=denials)]),
-                mode=RunMode.BACKGROUND,
-                transport=RunTransport.EXPIRY,
-            )
+            approval_answer(agent=agent, approvals=denials, transport=RunTransport.EXPIRY)
         except ApplicationError as exc:
             # Answered meanwhile, or a run is active: the next pass looks again.
             logger.info("Approval of agent %s not expired now: %s", agent.pk, exc)

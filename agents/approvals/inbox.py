@@ -1,9 +1,9 @@
 """The organization's approvals inbox: every approval request waiting for a person, across agents.
 
 One selector, ``pending_approvals(organization)``, feeds the inbox page, the header's count
-badge, the inbox's live socket and ``GET /v1/approvals/pending``. A request is pending while
-its agent's latest row asks for approval and no run of the agent is active (a run queued
-by an answer is already taking care of it). Changes are announced by ``agents.broadcast``.
+badge, the inbox's live socket and ``GET /v1/approvals/pending``. What is pending is decided
+once, by ``agents.selectors.pending_approval_rows`` (the chat and the API ask it too).
+Changes are announced by ``agents.broadcast``.
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Exists, OuterRef, Subquery
-
-from agents.engine import approvals as approval_rules
-from agents.models import Agent, Message, MessageRole, Run
+from agents.models import Agent, Message
+from agents.selectors import pending_approval_rows
 from agents.wire.messages import approval_request, letta_timestamp
 from tools.models import AgentTool
 
@@ -37,25 +35,9 @@ class PendingApproval:
 
 
 def pending_approvals(organization: Organization | None) -> list[PendingApproval]:
-    """Every pending approval request of ``organization``, newest first (two queries)."""
-    latest_row = (
-        Message.objects.filter(agent=OuterRef("pk"), seq__gte=OuterRef("context_start_seq"))
-        .exclude(role=MessageRole.SYSTEM)
-        .order_by("-seq")
-        .values("id")[:1]
-    )
-    agents = (
-        Agent.objects.for_org(organization)
-        .annotate(latest_row_id=Subquery(latest_row), running=Exists(Run.objects.active().filter(agent=OuterRef("pk"))))
-        .filter(running=False, latest_row_id__isnull=False)
-    )
-    by_row = {agent.latest_row_id: agent for agent in agents}
-    rows = Message.objects.filter(pk__in=list(by_row), role=MessageRole.ASSISTANT)
-    pending = [
-        PendingApproval(agent=by_row[row.pk], row=row)
-        for row in rows
-        if approval_rules.pending_approval([row.snapshot()]) is not None
-    ]
+    """Every pending approval request of ``organization``, newest first (one query)."""
+    rows = pending_approval_rows(Agent.objects.for_org(organization))
+    pending = [PendingApproval(agent=row.agent, row=row) for row in rows]
     return sorted(pending, key=lambda item: item.row.created_at, reverse=True)
 
 

@@ -5,8 +5,9 @@ start through ``agents.runs.start.run_start`` like every other transport's, and 
 through ``agents.runs.state``. Rows travel in one shape everywhere
 (``agents.wire.messages.chat_row``): ``{"row": {"id", "seq", "role", "kind"}, "messages":
 [LettaMessage, ...]}``, the shape of a ``message`` event payload. Pages and syncs
-carry the agent's ``pending_approval`` (the approval request waiting for a
-person, or ``null``) and each run's ``status``, so the page never re-derives them.
+carry the agent's ``pending_approval`` (the approval request waiting for a person,
+``null`` while a run is active: ``agents.selectors.pending_approval_rows``) and each
+run's ``status`` and ``active`` (``RunStatus.is_active``), so the page never re-derives them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
-from accounts.access import membership_for
 from accounts.models import Membership
+from agents.approvals.answers import approval_answer
 from agents.engine.inputs import (
-    ApprovalCreate,
     ApprovalItem,
     MessageCreate,
     TextPart,
@@ -75,19 +75,6 @@ class RegenerateAwaitsApproval(ApplicationError):
 # --- reads --------------------------------------------------------------------------------
 
 
-def chat_agent(*, user: User, organization_id: Any, agent_id: str) -> Agent | None:
-    """The agent ``agent_id`` if it belongs to the organization the user acts for, else ``None``.
-
-    ``organization_id`` is the session's choice; like every page, a user without a
-    membership there acts for their oldest organization.
-    """
-    membership = membership_for(user, organization_id)
-    pk = Agent.parse_public_id(agent_id)
-    if membership is None or pk is None:
-        return None
-    return Agent.objects.for_org(membership.organization).filter(pk=pk).first()
-
-
 def chat_access_holds(*, user_id: Any, agent: Agent, session_key: str | None) -> bool:
     """Whether the user who opened this chat may still use it: active, still a member of the
     agent's organization, and (for a browser session) not logged out since."""
@@ -112,7 +99,7 @@ def run_summary(run: Run) -> RunSummary:
             "step_count": run.step_count,
             "estimated": bool(getattr(run, "usage_estimated", False)),
         },
-        "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
+        "active": run.is_active,
     }
 
 
@@ -204,7 +191,7 @@ def chat_send(*, agent: Agent, user: User, text: str, otid: str) -> Run:
 
 def chat_approve(*, agent: Agent, user: User, approvals: list[ApprovalItem | ToolReturnItem]) -> Run:
     """Answer the pending batch in one submission (Letta's ``ApprovalCreate`` items)."""
-    return _start(agent=agent, user=user, request=TurnRequest(messages=[ApprovalCreate(approvals=approvals)]))
+    return approval_answer(agent=agent, user=user, approvals=approvals, transport=RunTransport.CHAT)
 
 
 def chat_continue(*, agent: Agent, user: User) -> Run:

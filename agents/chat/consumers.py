@@ -34,7 +34,7 @@ from agents.broadcast import agent_group
 from agents.chat import actions as chat
 from agents.chat.frame_rate import FrameRate
 from agents.engine.inputs import MAX_APPROVALS, MAX_MESSAGE_CHARS, MAX_OTID_CHARS, ApprovalAnswer
-from agents.errors import ApplicationError
+from agents.errors import ApplicationError, NotFound
 from agents.sockets import (
     CLOSE_FORBIDDEN,
     CLOSE_NOT_FOUND,
@@ -44,6 +44,7 @@ from agents.sockets import (
     SocketFrame,
     accepted_frame,
     error_detail,
+    socket_agent,
 )
 
 if TYPE_CHECKING:
@@ -129,12 +130,13 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
             return
         user = cast("User", scope_user)  # AuthMiddlewareStack's lazy proxy of the logged-in User
         session: SessionBase | dict[str, Any] = self.scope.get("session") or {}
-        agent = await database_sync_to_async(chat.chat_agent)(
-            user=user,
-            organization_id=session.get(SESSION_ORGANIZATION_KEY),
-            agent_id=self.scope["url_route"]["kwargs"]["agent_id"],
-        )
-        if agent is None:
+        try:
+            agent = await database_sync_to_async(socket_agent)(
+                user=user,
+                organization_id=session.get(SESSION_ORGANIZATION_KEY),
+                agent_id=self.scope["url_route"]["kwargs"]["agent_id"],
+            )
+        except NotFound:
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.user, self.agent, self.group = user, agent, agent_group(agent.id)

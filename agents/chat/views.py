@@ -1,7 +1,7 @@
 """The chat's pages: the chat itself, its history and memory JSON, and saving a block from the panel.
 
-Every agent is looked up with ``get_for_org`` in the request's organization, so an
-agent of another organization is a 404.
+Every agent is looked up with ``agents.selectors.agent_get_or_404`` in the request's
+organization, so an agent of another organization is a 404.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.access import get_for_org
 from accounts.decorators import membership_required
+from agents import selectors
 from agents.approvals.inbox import approval_tools
 from agents.chat import actions as chat
 from agents.errors import ApplicationError, NotFound
@@ -60,7 +60,7 @@ def demo_suggestions(agent: Agent) -> list[str]:
 @membership_required
 @require_GET
 def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     info = model_info(agent.model)
     config = {
         "agentId": agent.public_id,
@@ -84,7 +84,7 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
 @require_GET
 def chat_history(request: OrganizationHttpRequest, agent_id: str) -> JsonResponse:
     """A page of the chat's rows for the page (``?before=<message id>`` pages upward)."""
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     try:
         page: dict[str, Any] = chat.chat_history(agent=agent, before=request.GET.get("before") or None)
     except NotFound as exc:
@@ -96,7 +96,7 @@ def chat_history(request: OrganizationHttpRequest, agent_id: str) -> JsonRespons
 @require_GET
 def chat_memory(request: OrganizationHttpRequest, agent_id: str) -> JsonResponse:
     """The memory panel's state: the agent's blocks and its context meter."""
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     return JsonResponse(chat.chat_memory(agent=agent))
 
 
@@ -104,7 +104,7 @@ def chat_memory(request: OrganizationHttpRequest, agent_id: str) -> JsonResponse
 @require_POST
 def chat_block_save(request: OrganizationHttpRequest, agent_id: str, block_id: str) -> JsonResponse:
     """Save a block's value from the memory panel (``{"value": "..."}``); 400 with a ``detail`` when refused."""
-    agent = get_for_org(Agent, request.organization, agent_id)
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
     try:
         value = json.loads(request.body or b"{}").get("value")
     except (ValueError, AttributeError):

@@ -124,8 +124,9 @@ class ConversationStore(Protocol):
         ...
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
-        """Record how the run ended (``usage`` carries the token detail), release the agent's lock,
-        and announce the end; called once, before ``finished`` is yielded."""
+        """Record how the run ended (``usage`` carries the token detail) and release the agent's lock;
+        the end is announced once recorded, after the run's own events. Called once, before
+        ``finished`` is yielded (and also when the turn's consumer stopped early)."""
         ...
 
     async def start_step(self, *, number: int, model: str) -> Any: ...

@@ -90,23 +90,22 @@ def _context(agent: Agent) -> tuple[list[MessageSnapshot], LLMClient, str]:
 
 def _store(agent: Agent, compaction: Compaction) -> int:
     with transaction.atomic():
-        locked = Agent.objects.select_for_update().get(pk=agent.pk)
-        if Run.objects.filter(agent_id=agent.pk).active().exists():
+        hold = Agent.objects.hold(agent.pk)
+        if hold.busy:
             raise AgentBusy()
-        if _pointers(locked) != _pointers(agent):
+        if (hold.context_start_seq, hold.context_summary_seq, hold.context_keep_seq) != _pointers(agent):
             raise ContextMovedOn()
         store_compaction(
             agent_id=agent.pk,
             organization_id=agent.organization_id,
             run_id=None,
-            seq=Message.objects.next_seq(agent.pk),
+            seq=hold.seqs.take(),
             summary=compaction.summary,
             keep_from_seq=compaction.plan.keep_from_seq,
             evicted=len(compaction.plan.evicted),
             stats=compaction.stats,
         )
-        locked.refresh_from_db()
-        return Message.objects.in_context(locked).count()
+        return Message.objects.in_context(Agent.objects.get(pk=agent.pk)).count()
 
 
 async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
@@ -115,7 +114,7 @@ async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
     Answers Letta's ``{summary, num_messages_before, num_messages_after}``; with nothing to
     evict, the summary is the current one (or ``None``) and the counts are equal.
     """
-    if await Run.objects.filter(agent_id=agent.pk).active().aexists():
+    if await Run.objects.abusy(agent.pk):
         raise AgentBusy()
     rows, client, model = await sync_to_async(_context)(agent)
     try:

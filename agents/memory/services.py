@@ -7,22 +7,20 @@ API may still edit a read-only block, as on Letta.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.db.models import Max
 
+from agents.broadcast import announce_memory_edit
 from agents.errors import ApplicationError, Conflict, NotFound, ValidationFailed
 from agents.memory.models import DEFAULT_BLOCK_CHAR_LIMIT
 from agents.models import Agent, AgentBlock, Block
+from agents.wire.messages import public_id
 
 if TYPE_CHECKING:
     from accounts.models import Organization
-
-logger = logging.getLogger(__name__)
 
 EditedBy = Literal["tool", "api", "user"]
 
@@ -143,20 +141,10 @@ def block_save(*, block: Block, by: EditedBy, run_id: Any = None, message_id: An
 
 
 def _announce(*, block: Block, by: EditedBy, run_id: Any = None, message_id: Any = None) -> None:
+    """Have ``agents.broadcast`` announce the edit once it commits (in its run's order, for a tool's)."""
     agent_ids = list(AgentBlock.objects.filter(block=block).order_by("agent_id").values_list("agent_id", flat=True))
     payload = memory_updated_payload(block=block, agent_ids=agent_ids, by=by, run_id=run_id, message_id=message_id)
-
-    def announce() -> None:
-        from agents.broadcast import publish
-
-        for agent_id in agent_ids:
-            try:
-                async_to_sync(publish)(agent_id, [payload])
-            except Exception:
-                # The edit is committed either way; a tab that missed it reads the block on its next load.
-                logger.exception("Could not tell the tabs of agent %s that block %s changed", agent_id, block.pk)
-
-    transaction.on_commit(announce)
+    announce_memory_edit(agent_ids=agent_ids, payload=payload)
 
 
 def panel_block(block: Block) -> dict[str, Any]:
@@ -176,8 +164,6 @@ def memory_updated_payload(
     *, block: Block, agent_ids: Sequence[Any], by: EditedBy, run_id: Any = None, message_id: Any = None
 ) -> dict[str, Any]:
     """The ``memory_updated`` payload: state, not a run event, so it has no ``seq``."""
-    from agents.wire.messages import public_id
-
     return {
         "type": "memory_updated",
         "block": panel_block(block),

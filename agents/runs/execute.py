@@ -1,11 +1,12 @@
-"""Executing a run: open its turn, publish every event to the agent's group, and yield it.
+"""Executing a run: open its turn, announce every event to the agent's group, and yield it.
 
 Every run goes through here: the blocking and streamed REST calls execute inline
 (``start_inline``), the chat's and ``messages/async``'s runs in a worker or this
 process (``execute_queued``, called by ``agents.runs.tasks`` and ``agents.runs.dispatch``).
-So every open tab sees every run live, whichever transport started it. A run's
-end is announced by ``agents.runs.state`` (through the run's publisher, after its
-last deltas); this module publishes everything before it.
+So every open tab sees every run live, whichever transport started it. While the run
+executes, its ``agents.broadcast.RunAnnouncer`` is open: it announces the run's events,
+and, in their place in the run's order, its end (recorded by ``agents.runs.state``) and
+the memory edits of its tools.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from agents.broadcast import EventPublisher
+from agents.broadcast import RunAnnouncer
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.engine.stop import StopReason
 from agents.errors import ApplicationError, Conflict
 from agents.runs import state as run_state
-from agents.runs.turns import open_turn
+from agents.runs.turns import TurnSetup, open_turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -50,14 +51,13 @@ class RunExecution:
 
     run: Run
     turn: Turn
-    publisher: EventPublisher
 
     @property
     def run_id(self) -> Any:
         return self.run.pk
 
     async def events(self) -> AsyncIterator[EngineEvent]:
-        """The turn's events, each published to the agent's group before it is yielded.
+        """The turn's events, each announced to the agent's group before it is yielded.
 
         The run ends as failed once it passes ``RUN_TIME_LIMIT_SECONDS``.
         """
@@ -66,13 +66,13 @@ class RunExecution:
         assert task is not None
         deadline = asyncio.get_running_loop().call_later(limit, self._time_out, task, limit)
         try:
-            async for event in self.turn.events():
-                if not isinstance(event, RunFinishedEvent):  # announced by run_state
-                    await self.publisher.publish(event)
-                yield event
+            async with RunAnnouncer(run_id=self.run.pk, agent_id=self.run.agent_id) as announcer:
+                async for event in self.turn.events():
+                    if not isinstance(event, RunFinishedEvent):  # announced once recorded, by run_state
+                        await announcer.announce(event)
+                    yield event
         finally:
             deadline.cancel()
-            await self.publisher.flush()
 
     def _time_out(self, task: asyncio.Task[Any], limit: int) -> None:
         self.turn.interrupt(StopReason.ERROR, TIME_LIMIT_ERROR.format(seconds=limit))
@@ -82,21 +82,16 @@ class RunExecution:
 async def _open(
     run: Run, request: TurnRequest, *, stream_tokens: bool, llm: LLMClient | None, tool_runner: ToolRunner | None
 ) -> RunExecution:
-    publisher = EventPublisher(agent_id=run.agent_id)
-    turn = await open_turn(
-        agent=run.agent,
+    setup = TurnSetup(
         run=run,
         turn_input=request.turn_input(),
         stream_tokens=stream_tokens,
-        sender_user=run.created_by,
-        api_key=run.api_key,
         max_steps=request.max_steps,
         client_tools=request.client_tools or (),
         llm=llm,
         tool_runner=tool_runner,
-        publisher=publisher,
     )
-    return RunExecution(run=run, turn=turn, publisher=publisher)
+    return RunExecution(run=run, turn=await open_turn(setup))
 
 
 async def start_inline(

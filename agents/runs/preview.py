@@ -83,36 +83,24 @@ def context_overview(*, agent: Agent) -> dict[str, Any]:
 def agent_reset_messages(*, agent: Agent, add_default_initial_messages: bool = True) -> Agent:
     """Start a fresh context: history stays stored and listable, the model no longer sees it.
 
-    Refused while a turn holds the agent.
+    Refused while the agent is busy (the busy rule: a run of it is queued or running).
     """
-    locked = Agent.objects.select_for_update().get(pk=agent.pk)
-    if (
-        locked.turn_lock_run_id is not None
-        and locked.turn_lock_expires_at
-        and locked.turn_lock_expires_at > timezone.now()
-    ):
+    hold = Agent.objects.hold(agent.pk)
+    if hold.busy:
         raise AgentBusy()
-    start = Message.objects.next_seq(agent.pk)
-    rows = [
+    texts = [agent.system] + ([login_message_text()] if add_default_initial_messages else [])
+    roles = [MessageRole.SYSTEM, MessageRole.USER]
+    start = hold.seqs.take(len(texts))
+    Message.objects.bulk_create(
         Message(
             organization_id=agent.organization_id,
             agent=agent,
-            seq=start,
-            role=MessageRole.SYSTEM,
-            content=[{"type": "text", "text": agent.system}],
+            seq=start + offset,
+            role=roles[offset],
+            content=[{"type": "text", "text": text}],
         )
-    ]
-    if add_default_initial_messages:
-        rows.append(
-            Message(
-                organization_id=agent.organization_id,
-                agent=agent,
-                seq=start + 1,
-                role=MessageRole.USER,
-                content=[{"type": "text", "text": login_message_text()}],
-            )
-        )
-    Message.objects.bulk_create(rows)
+        for offset, text in enumerate(texts)
+    )
     Agent.objects.filter(pk=agent.pk).update(
         context_start_seq=start, context_summary_seq=None, context_keep_seq=None, updated_at=timezone.now()
     )

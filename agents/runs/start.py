@@ -50,8 +50,8 @@ def run_start(
 ) -> Run:
     """Create a run of ``request`` for ``agent``, or raise why it cannot start.
 
-    The busy rule (DESIGN §14): while the agent has a queued or running run, a new
-    run is refused with ``AgentBusy`` (409) on every transport; a turn that stopped
+    The busy rule (DESIGN §14, ``RunQuerySet.busy_with``): while the agent has a queued or
+    running run, a new run is refused with ``AgentBusy`` (409) on every transport; a turn that stopped
     for approval has ended its run, so the answer starts the next run normally.
     Background runs have their input checked now, so the caller hears of a refused
     input (``PendingApprovalConflict``, ``NoPendingApproval``…) at once rather than
@@ -79,9 +79,8 @@ def _create_unless_busy(
     transport: RunTransport,
 ) -> Run | None:
     with transaction.atomic():
-        # Serialize starts per agent: the row lock makes "no active run, then create one" atomic.
-        Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk").get()
-        if Run.objects.filter(agent=agent).active().exists():
+        # Serialize starts per agent: the row lock makes "not busy, then create a run" atomic.
+        if Agent.objects.hold(agent.pk).busy:
             return None
         run = Run.objects.create(
             organization_id=agent.organization_id,

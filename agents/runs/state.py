@@ -1,5 +1,5 @@
 """A run's state machine: the only writer of ``Run.status``, ``stop_reason``, ``error`` and
-timings, and the only announcer of a run's end to the agent's open tabs.
+timings, and of the agent's turn lease.
 
 ::
 
@@ -10,37 +10,41 @@ timings, and the only announcer of a run's end to the agent's open tabs.
 Every transition is a conditional UPDATE that re-checks the state it leaves, so
 two writers (a worker and the sweeper, two deliveries of one task) never both
 move one run. Every end releases the agent's turn lease in the same
-transaction, and is announced to the agent's group after it commits: a
-normal finish, a REST cancel of a queued run and a sweeper's verdict all reach
-every open tab the same way.
+transaction, and is announced through ``agents.broadcast`` once committed: a
+normal finish (after the run's own events), a REST cancel of a queued run and a
+sweeper's verdict all reach every open tab the same way.
+
+The turn lease is how the executing turn holds its agent (``agents.runs.store``): taken
+with a conditional UPDATE when the turn opens, renewed with the run's heartbeat, released
+when the run ends, so it holds across processes and machines and expires if its holder
+crashes. Only an active run holds it; whether an agent is busy is the busy rule
+(``RunQuerySet.busy_with``), not the lease.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from agents.broadcast import event_payload, publish
+from agents.broadcast import announce_run_end, announce_run_end_on_commit
 from agents.engine.events import RunFinishedEvent, TurnUsage
 from agents.engine.stop import StopReason
-from agents.models import Agent, Run, RunStatus
-from agents.selectors import pending_approval_row
+from agents.models import ACTIVE_RUN_STATUSES, Agent, Run, RunStatus
 
 if TYPE_CHECKING:
-    from agents.broadcast import EventPublisher
     from agents.llm.base import Usage
 
 logger = logging.getLogger(__name__)
 
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 # An end nobody streamed before (a queued run cancelled, a run refused before it started).
 FIRST_EVENT_SEQ = 1
 # The dead executor of a swept run may have published any number of events: this is after
@@ -48,27 +52,56 @@ FIRST_EVENT_SEQ = 1
 SWEPT_EVENT_SEQ = 2**31 - 1
 
 
-def _release_lease(agent_pk: Any, run_pk: Any) -> None:
-    Agent.objects.filter(pk=agent_pk, turn_lock_run_id=run_pk).update(turn_lock_run_id=None, turn_lock_expires_at=None)
+# --- the turn lease ------------------------------------------------------------------------
 
 
-def _announce_on_commit(agent_pk: Any, finished: RunFinishedEvent) -> None:
-    """Announce an end the engine did not see, once the end is committed (at once outside a transaction).
+def lock_ttl() -> timedelta:
+    """How long a turn lease lasts unless renewed (``AGENT_TURN_LOCK_SECONDS``, 60 s by default)."""
+    return timedelta(seconds=getattr(settings, "AGENT_TURN_LOCK_SECONDS", 60))
 
-    The payload says whether an approval still waits, so tabs need not work it out.
-    """
 
-    def send() -> None:
-        try:
-            agent = Agent.objects.get(pk=agent_pk)
-            awaiting = pending_approval_row(agent)
-            verdict = replace(finished, awaiting_approval=awaiting.snapshot() if awaiting else None)
-            async_to_sync(publish)(agent_pk, [event_payload(verdict)])
-        except Exception:
-            # The run is ended either way; a tab that missed the verdict reads it when it resyncs.
-            logger.exception("Could not tell the tabs of agent %s that run %s ended", agent_pk, finished.run_id)
+def take_lease(agent_id: Any, run_id: Any) -> bool:
+    """Take the agent's turn lease for ``run_id``: free, expired, or already this run's. Whether it was taken."""
+    now = timezone.now()
+    free = Q(turn_lock_run_id__isnull=True) | Q(turn_lock_expires_at__lt=now) | Q(turn_lock_run_id=run_id)
+    taken = Agent.objects.filter(free, pk=agent_id).update(
+        turn_lock_run_id=run_id, turn_lock_expires_at=now + lock_ttl()
+    )
+    return taken == 1
 
-    transaction.on_commit(send)
+
+def renew_lease(agent_id: Any, run_id: Any) -> None:
+    """Extend the agent's turn lease by ``lock_ttl()``, if ``run_id`` still holds it."""
+    Agent.objects.filter(pk=agent_id, turn_lock_run_id=run_id).update(turn_lock_expires_at=timezone.now() + lock_ttl())
+
+
+def release_lease(agent_id: Any, run_id: Any) -> None:
+    """Give the agent's turn lease back, if ``run_id`` still holds it."""
+    Agent.objects.filter(pk=agent_id, turn_lock_run_id=run_id).update(turn_lock_run_id=None, turn_lock_expires_at=None)
+
+
+class LeaseRenewal:
+    """Keeps a turn's lease (and its run's heartbeat) fresh for the whole turn, model calls included:
+    every third of ``lock_ttl()``, on the running loop, until stopped."""
+
+    def __init__(self, *, agent_id: Any, run_id: Any) -> None:
+        self.agent_id = agent_id
+        self.run_id = run_id
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._renew())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _renew(self) -> None:
+        interval = lock_ttl().total_seconds() / 3
+        while True:
+            await asyncio.sleep(interval)
+            await sync_to_async(heartbeat)(self.run_id, self.agent_id, renew=True)
 
 
 # --- starting ------------------------------------------------------------------------------
@@ -98,11 +131,11 @@ def claim_created(run: Run) -> Run | None:
     return run
 
 
-def heartbeat(run_pk: Any, agent_pk: Any, *, renew_lease_until: datetime | None) -> bool:
-    """Record that a running run is alive (renewing the agent's lease when given a new expiry);
+def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool) -> bool:
+    """Record that a running run is alive and renew the agent's lease (with ``renew``);
     return whether it has been asked to stop."""
-    if renew_lease_until is not None:
-        Agent.objects.filter(pk=agent_pk, turn_lock_run_id=run_pk).update(turn_lock_expires_at=renew_lease_until)
+    if renew:
+        renew_lease(agent_pk, run_pk)
         Run.objects.filter(pk=run_pk).update(heartbeat_at=timezone.now())
     return Run.objects.filter(pk=run_pk, cancel_requested_at__isnull=False).exists()
 
@@ -112,8 +145,8 @@ def heartbeat(run_pk: Any, agent_pk: Any, *, renew_lease_until: datetime | None)
 
 def _record_end(run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage) -> bool:
     with transaction.atomic():
-        _release_lease(agent_pk, run_pk)
-        ended = Run.objects.filter(pk=run_pk, status__in=ACTIVE).update(
+        release_lease(agent_pk, run_pk)
+        ended = Run.objects.filter(pk=run_pk, status__in=ACTIVE_RUN_STATUSES).update(
             status=StopReason(finished.stop_reason).run_status,
             stop_reason=finished.stop_reason,
             prompt_tokens=usage.prompt_tokens,
@@ -126,37 +159,29 @@ def _record_end(run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: U
     return ended == 1
 
 
-async def end_run(
-    *, run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage, publisher: EventPublisher | None
-) -> None:
-    """Record the engine's verdict on a run, release the agent, and announce the end.
+async def end_run(*, run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage) -> None:
+    """Record the engine's verdict on a run, release the agent, and announce the end
+    (``agents.broadcast.announce_run_end``: after the run's own events when it executes here).
 
-    ``publisher`` is the run's own publisher when its events go to the agent's group:
-    the end then follows the run's last deltas in order. A run the sweeper ended
-    meanwhile keeps the sweeper's verdict (and is not announced twice).
+    A run the sweeper ended meanwhile keeps the sweeper's verdict (and is not announced twice).
     """
-    if not await sync_to_async(_record_end)(run_pk, agent_pk, finished, usage):
-        return
-    if publisher is not None:
-        await publisher.publish(finished)
-        await publisher.flush()
-    else:
-        await publish(agent_pk, [event_payload(finished)])
+    if await sync_to_async(_record_end)(run_pk, agent_pk, finished, usage):
+        await announce_run_end(agent_pk, finished)
 
 
 def fail_unstarted(run: Run, detail: str) -> RunFinishedEvent:
     """End a claimed run that could not start (its input refused, its provider unusable…) as failed."""
     finished = RunFinishedEvent(run_id=run.pk, seq=FIRST_EVENT_SEQ, stop_reason=StopReason.ERROR, error=detail)
     with transaction.atomic():
-        _release_lease(run.agent_id, run.pk)
-        ended = Run.objects.filter(pk=run.pk, status__in=ACTIVE).update(
+        release_lease(run.agent_id, run.pk)
+        ended = Run.objects.filter(pk=run.pk, status__in=ACTIVE_RUN_STATUSES).update(
             status=RunStatus.FAILED,
             stop_reason=StopReason.ERROR,
             error={"message": detail},
             completed_at=timezone.now(),
         )
     if ended == 1:
-        _announce_on_commit(run.agent_id, finished)
+        announce_run_end_on_commit(run.agent_id, finished)
     return finished
 
 
@@ -171,7 +196,7 @@ def cancel(run: Run) -> Run:
         )
     if cancelled == 1:
         finished = RunFinishedEvent(run_id=run.pk, seq=FIRST_EVENT_SEQ, stop_reason=StopReason.CANCELLED)
-        _announce_on_commit(run.agent_id, finished)
+        announce_run_end_on_commit(run.agent_id, finished)
     run.refresh_from_db()
     return run
 
@@ -200,9 +225,9 @@ def end_stale(run: Run, *, condition: Q, error: str, now: datetime) -> bool:
         )
         if ended != 1:
             return False
-        _release_lease(run.agent_id, run.pk)
+        release_lease(run.agent_id, run.pk)
     finished = RunFinishedEvent(
         run_id=run.pk, seq=SWEPT_EVENT_SEQ, stop_reason=StopReason.ERROR, usage=TurnUsage(), error=error
     )
-    _announce_on_commit(run.agent_id, finished)
+    announce_run_end_on_commit(run.agent_id, finished)
     return True

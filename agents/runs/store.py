@@ -1,35 +1,32 @@
-"""The engine's ``ConversationStore`` on the Django models: one agent, one run."""
+"""The engine's ``ConversationStore`` on the Django models: one agent, one run.
+
+The turn holds its agent through the turn lease (``agents.runs.state`` takes, renews and
+releases it), so its rows' ``seq`` values come from one ``SeqRange`` read with the window
+when the turn opens. It persists and never announces: ``agents.broadcast`` does, after.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import uuid
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.memory.compaction import store_compaction
 from agents.memory.window_cache import WindowShape, context_windows
-from agents.models import Agent, Message, Run, Step, StepStatus
+from agents.models import Agent, Message, Run, SeqRange, Step, StepStatus
 from agents.runs import state as run_state
 
 if TYPE_CHECKING:
-    from agents.broadcast import EventPublisher
     from agents.engine.events import RunFinishedEvent
     from agents.engine.types import StoredToolReturn
     from agents.llm.base import Usage
     from tools.base import StagedWrite
-
-
-def lock_ttl() -> timedelta:
-    return timedelta(seconds=getattr(settings, "AGENT_TURN_LOCK_SECONDS", 60))
 
 
 SNAPSHOT_FIELDS = (
@@ -61,7 +58,6 @@ class DjangoConversationStore:
         run: Run,
         sender_user_id: Any = None,
         sender_api_key_id: Any = None,
-        publisher: EventPublisher | None = None,
     ) -> None:
         self.agent = agent
         self.agent_id = agent.id
@@ -70,60 +66,32 @@ class DjangoConversationStore:
         self.run_id = run.id
         self.sender_user_id = sender_user_id
         self.sender_api_key_id = sender_api_key_id
-        self.publisher = publisher
-        self._next_seq: int | None = None
-        self._lease_renewal: asyncio.Task[None] | None = None
+        self._seqs: SeqRange | None = None
+        self._renewal = run_state.LeaseRenewal(agent_id=self.agent_id, run_id=self.run_id)
 
     # --- the turn lease ----------------------------------------------------------------
 
     def _open(self) -> list[MessageSnapshot]:
-        now = timezone.now()
-        taken = (
-            Agent.objects.filter(pk=self.agent_id)
-            .filter(
-                Q(turn_lock_run_id__isnull=True) | Q(turn_lock_expires_at__lt=now) | Q(turn_lock_run_id=self.run_id)
-            )
-            .update(turn_lock_run_id=self.run_id, turn_lock_expires_at=now + lock_ttl())
-        )
-        if taken != 1:
+        if not run_state.take_lease(self.agent_id, self.run_id):
             raise AgentBusyError(str(self.agent_id))
         return self._context()
 
     async def open_turn(self) -> list[MessageSnapshot]:
         rows = await sync_to_async(self._open)()
-        self._lease_renewal = asyncio.get_running_loop().create_task(self._renew_lease())
+        self._renewal.start()
         return rows
 
-    async def _renew_lease(self) -> None:
-        """Keep the lease (and the run's heartbeat) fresh for the whole turn, model calls included."""
-        interval = lock_ttl().total_seconds() / 3
-        while True:
-            await asyncio.sleep(interval)
-            await sync_to_async(run_state.heartbeat)(
-                self.run_id, self.agent_id, renew_lease_until=timezone.now() + lock_ttl()
-            )
-
-    def _stop_renewal(self) -> None:
-        if self._lease_renewal is not None:
-            self._lease_renewal.cancel()
-            self._lease_renewal = None
-
     async def heartbeat(self) -> bool:
-        return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew_lease_until=None)
-
-    def _release(self) -> None:
-        Agent.objects.filter(pk=self.agent_id, turn_lock_run_id=self.run_id).update(
-            turn_lock_run_id=None, turn_lock_expires_at=None
-        )
+        return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew=False)
 
     async def release_turn_lock(self) -> None:
-        self._stop_renewal()
-        await sync_to_async(self._release)()
+        self._renewal.stop()
+        await sync_to_async(run_state.release_lease)(self.agent_id, self.run_id)
 
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
-        """The window, read through this process's cache (``agents/context_cache.py``)."""
+        """The window, read through this process's cache (``agents.memory.window_cache``)."""
         last_row = Message.objects.filter(agent_id=OuterRef("pk")).order_by("-seq").values("seq")[:1]
         start, summary, keep, revision, last_seq = (
             Agent.objects.filter(pk=self.agent_id)
@@ -131,8 +99,9 @@ class DjangoConversationStore:
             .values_list("context_start_seq", "context_summary_seq", "context_keep_seq", "context_revision", "last_seq")
             .get()
         )
-        # The lease keeps other turns from adding rows, so the next ``seq`` needs no query of its own.
-        self._next_seq = 0 if last_seq is None else last_seq + 1
+        # The lease holds the agent for this turn (every other writer finds it busy under its row
+        # lock: ``Agent.objects.hold``), so the next ``seq`` needs no query of its own.
+        self._seqs = SeqRange(last_seq)
 
         def fetch(after: int | None, through: int) -> list[MessageSnapshot]:
             rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
@@ -180,17 +149,16 @@ class DjangoConversationStore:
 
     def _take_seqs(self, count: int) -> int:
         """The first of ``count`` new consecutive ``seq`` values of this agent's rows."""
-        if self._next_seq is None:
-            self._next_seq = Message.objects.next_seq(self.agent_id)
-        first = self._next_seq
-        self._next_seq += count
-        return first
+        if self._seqs is None:  # not read with a window yet, or a failed insert: read it again
+            with transaction.atomic():
+                self._seqs = Agent.objects.hold(self.agent_id).seqs
+        return self._seqs.take(count)
 
     def _append(self, drafts: list[MessageDraft], write: StagedWrite | None = None) -> list[MessageSnapshot]:
         try:
             return self._insert(drafts, write)
         except Exception:
-            self._next_seq = None  # nothing was stored: read the next seq again
+            self._seqs = None  # nothing was stored: read the next seq again
             raise
 
     def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[MessageSnapshot]:
@@ -247,10 +215,8 @@ class DjangoConversationStore:
     # --- run and steps ----------------------------------------------------------------
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
-        self._stop_renewal()
-        await run_state.end_run(
-            run_pk=self.run_id, agent_pk=self.agent_id, finished=finished, usage=usage, publisher=self.publisher
-        )
+        self._renewal.stop()
+        await run_state.end_run(run_pk=self.run_id, agent_pk=self.agent_id, finished=finished, usage=usage)
 
     def _start_step(self, number: int, model: str) -> Any:
         step = Step.objects.create(

@@ -1,7 +1,7 @@
 """End runs whose executor died, so no run stays "running" and no agent stays locked.
 
 A live run refreshes ``Run.heartbeat_at`` together with the agent's turn lease
-(``agents.runs.store``: every third of ``AGENT_TURN_LOCK_SECONDS`` while it
+(``agents.runs.state.LeaseRenewal``: every third of ``AGENT_TURN_LOCK_SECONDS`` while it
 streams, steps or runs tools). A run whose heartbeat is older than
 ``stale_after()`` (twice the lease, 120 s by default; ``RUN_STALE_SECONDS``
 overrides it) lost its executor: a killed Celery worker, a restarted server.
@@ -25,7 +25,6 @@ from django.utils import timezone
 
 from agents.models import Run, RunStatus
 from agents.runs import state as run_state
-from agents.runs.store import lock_ttl
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -43,7 +42,7 @@ UNCLAIMED_ERROR = "No worker picked this run up within {seconds} s, so it was en
 def stale_after() -> timedelta:
     """How old a running run's heartbeat may get before its executor is presumed dead."""
     seconds = getattr(settings, "RUN_STALE_SECONDS", None)
-    return timedelta(seconds=seconds) if seconds else 2 * lock_ttl()
+    return timedelta(seconds=seconds) if seconds else 2 * run_state.lock_ttl()
 
 
 def queue_timeout() -> timedelta:

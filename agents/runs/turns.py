@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from asgiref.sync import sync_to_async
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from accounts.models import ApiKey, User
-    from agents.broadcast import EventPublisher
     from agents.engine.types import Transport
     from agents.llm.base import LLMClient
     from agents.models import Agent, Run
@@ -80,21 +80,29 @@ def default_tool_runner() -> ToolRunner:
     return DefaultToolRunner()
 
 
-def _collaborators(
-    agent: Agent,
-    run: Run,
-    *,
-    sender_user: User | None,
-    api_key: ApiKey | None,
-    llm: LLMClient | None,
-    tool_runner: ToolRunner | None,
-    max_steps: int | None,
-    publisher: EventPublisher | None = None,
-    client_tools: Sequence[ClientTool] = (),
-) -> TurnCollaborators:
+@dataclass(frozen=True)
+class TurnSetup:
+    """What a turn of ``run`` needs besides the database: its input, and the request's options.
+
+    The agent is the run's, and so is the sender (``run.created_by``, ``run.api_key``). ``llm``
+    and ``tool_runner`` replace the agent's provider client and the default tool runner (tests).
+    """
+
+    run: Run
+    turn_input: TurnInput
+    stream_tokens: bool = False
+    max_steps: int | None = None
+    client_tools: Sequence[ClientTool] = ()
+    llm: LLMClient | None = None
+    tool_runner: ToolRunner | None = None
+
+
+def _collaborators(setup: TurnSetup) -> TurnCollaborators:
+    run = setup.run
+    agent, sender_user, api_key = run.agent, run.created_by, run.api_key
     settings = model_settings(agent)
-    if max_steps:
-        settings = ModelSettings(**{**settings.__dict__, "max_steps": max_steps})
+    if setup.max_steps:
+        settings = ModelSettings(**{**settings.__dict__, "max_steps": setup.max_steps})
     sender: dict[str, Any] = {}
     if sender_user is not None and sender_user.is_authenticated:
         sender["user"] = sender_user.email
@@ -106,11 +114,10 @@ def _collaborators(
             run=run,
             sender_user_id=getattr(sender_user, "pk", None),
             sender_api_key_id=getattr(api_key, "pk", None),
-            publisher=publisher,
         ),
-        llm=llm or default_llm_client(agent),
-        tool_runner=tool_runner or default_tool_runner(),
-        tools=with_client_tools(tool_specs(agent), client_tools),
+        llm=setup.llm or default_llm_client(agent),
+        tool_runner=setup.tool_runner or default_tool_runner(),
+        tools=with_client_tools(tool_specs(agent), setup.client_tools),
         settings=settings,
         rules=ToolRules.from_json(agent.tool_rules),
         tool_context=ToolContext(
@@ -149,36 +156,10 @@ def _allow_always(agent: Agent) -> Callable[[str], Awaitable[None]]:
     return allow
 
 
-async def open_turn(
-    *,
-    agent: Agent,
-    run: Run,
-    turn_input: TurnInput,
-    stream_tokens: bool = False,
-    sender_user: User | None = None,
-    api_key: ApiKey | None = None,
-    llm: LLMClient | None = None,
-    tool_runner: ToolRunner | None = None,
-    max_steps: int | None = None,
-    publisher: EventPublisher | None = None,
-    client_tools: Sequence[ClientTool] = (),
-) -> Turn:
-    """Start a turn of ``agent`` for ``run``; raises domain errors before anything is streamed.
-
-    With a ``publisher``, the run's end is announced through it (after the run's own events).
-    """
-    collab = await sync_to_async(_collaborators)(
-        agent,
-        run,
-        sender_user=sender_user,
-        api_key=api_key,
-        llm=llm,
-        tool_runner=tool_runner,
-        max_steps=max_steps,
-        publisher=publisher,
-        client_tools=client_tools,
-    )
-    return await start_turn(collab, turn_input, stream_tokens=stream_tokens)
+async def open_turn(setup: TurnSetup) -> Turn:
+    """Start a turn of ``setup.run``'s agent; raises domain errors before anything is streamed."""
+    collab = await sync_to_async(_collaborators)(setup)
+    return await start_turn(collab, setup.turn_input, stream_tokens=setup.stream_tokens)
 
 
 def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from agents.engine.compaction import summary_from_text
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
-from agents.models import MessageRole, RunStatus
+from agents.models import LETTA_RUN_STATUS, MessageRole
 from agents.wire.memory import blocks_json, memory_json
 
 if TYPE_CHECKING:
@@ -38,16 +38,6 @@ _DEFAULT_ENDPOINTS = {
     "anthropic": "https://api.anthropic.com/v1",
     "openai": "https://api.openai.com/v1",
 }
-
-# Letta's statuses: a run that has not started yet is "created".
-_RUN_STATUS: dict[str, str] = {
-    RunStatus.QUEUED: "created",
-    RunStatus.RUNNING: "running",
-    RunStatus.COMPLETED: "completed",
-    RunStatus.FAILED: "failed",
-    RunStatus.CANCELLED: "cancelled",
-}
-
 
 # --- ids and times ------------------------------------------------------------------------
 
@@ -501,7 +491,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "last_updated_by_id": None,
         "created_at": letta_timestamp(run.created_at),
         "updated_at": letta_timestamp(run.completed_at or run.started_at or run.created_at),
-        "status": _RUN_STATUS.get(run.status, run.status),
+        "status": LETTA_RUN_STATUS.get(run.status, run.status),
         "completed_at": letta_timestamp(run.completed_at),
         "stop_reason": run.stop_reason or None,
         "metadata": {"error": run.error} if run.error else None,

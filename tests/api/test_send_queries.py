@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.django_db
 
-TEXT_TURN_QUERIES = 25  # 36 before the send path was reworked (issue 15)
-TOOL_TURN_QUERIES = 34  # 49 before
+TEXT_TURN_QUERIES = 24  # 36 before the send path was reworked (issue 15), 25 before issue 20
+TOOL_TURN_QUERIES = 33  # 49 before, 34 before issue 20
 TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
 
 

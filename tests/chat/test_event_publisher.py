@@ -1,4 +1,4 @@
-"""What the executor's publisher puts on the wire of the chat: merged deltas, each stamped."""
+"""What a run's announcer puts on the wire of the chat: merged deltas, each stamped."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import uuid
 import pytest
 from channels.layers import get_channel_layer
 
-from agents.broadcast import EventPublisher, agent_group
+from agents.broadcast import RunAnnouncer, agent_group
 from agents.engine.events import TextDeltaEvent
 from tests.support.sockets import IN_MEMORY_LAYER
 
@@ -23,18 +23,18 @@ async def test_merged_deltas_travel_as_one_payload_stamped_when_their_first_toke
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(agent_group(agent_id), channel)
-    publisher = EventPublisher(agent_id=agent_id)
+    announcer = RunAnnouncer(run_id=run_id, agent_id=agent_id)
 
     deltas = [
         TextDeltaEvent(run_id=run_id, seq=seq, message_id=message_id, step_id=None, text=text)
         for seq, text in enumerate(["Hel", "lo", "!"], start=1)
     ]
     before = time.time()
-    await publisher.publish(deltas[0])
+    await announcer.announce(deltas[0])
     first_emitted = time.time()
     for delta in deltas[1:]:
-        await publisher.publish(delta)
-    await publisher.flush()
+        await announcer.announce(delta)
+    await announcer.flush()
     message = await layer.receive(channel)
 
     [payload] = message["events"]

@@ -13,7 +13,7 @@ from agents.engine.events import TextDeltaEvent
 from agents.engine.inputs import UserInput
 from agents.llm.demo import DemoClient
 from agents.models import Run
-from agents.runs.turns import open_turn
+from agents.runs.turns import TurnSetup, open_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,11 +22,12 @@ async def test_a_turn_cancelled_mid_answer_is_not_recorded_as_a_completed_end_tu
     agent = await sync_to_async(services.agent_create)(organization=cast.org_a, name="cut", model="demo/echo-1")
     run = await Run.objects.acreate(organization=cast.org_a, agent=agent)
     turn = await open_turn(
-        agent=agent,
-        run=run,
-        turn_input=[UserInput(text="Tell me a long story, please.")],
-        stream_tokens=True,
-        llm=DemoClient(token_delay=0.05),
+        TurnSetup(
+            run=run,
+            turn_input=[UserInput(text="Tell me a long story, please.")],
+            stream_tokens=True,
+            llm=DemoClient(token_delay=0.05),
+        )
     )
     answering = asyncio.Event()
 

@@ -15,7 +15,7 @@ from agents import services
 from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import ApprovalInput, ApprovalItem, UserInput
 from agents.models import Message, Run, Step
-from agents.runs.turns import open_turn
+from agents.runs.turns import TurnSetup, open_turn
 from tests.factories import OrganizationFactory
 from tests.fake_llm.script import Fault, Reply
 from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
@@ -53,7 +53,7 @@ def setup(request, settings, fake_llm):
 
 async def turn(agent, turn_input, *, stream: bool) -> list:
     run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
-    opened = await open_turn(agent=agent, run=run, turn_input=turn_input, stream_tokens=stream)
+    opened = await open_turn(TurnSetup(run=run, turn_input=turn_input, stream_tokens=stream))
     return [event async for event in opened.events()]
 
 

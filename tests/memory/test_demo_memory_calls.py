@@ -12,14 +12,14 @@ from agents.llm.base import ToolSchema
 from agents.llm.intents import example_call, memory_blocks_in
 from agents.memory.prompt import BlockView, compile_blocks
 from agents.models import Agent, Block, Run
-from agents.runs.turns import open_turn
+from agents.runs.turns import TurnSetup, open_turn
 from tests.factories import AgentFactory
 from tools.builtins import default_registry
 
 
 async def tool_results(agent: Agent, text: str) -> list[dict]:
     run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
-    opened = await open_turn(agent=agent, run=run, turn_input=[UserInput(text)])
+    opened = await open_turn(TurnSetup(run=run, turn_input=[UserInput(text)]))
     events = [event async for event in opened.events()]
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].stop_reason == "end_turn"
     return [r for e in events if isinstance(e, MessageEvent) for r in e.message.tool_returns]

@@ -1,4 +1,5 @@
-"""``memory_updated``: every edit of a block is announced, after commit, to every agent it is attached to."""
+"""``memory_updated``: every edit of a block is announced, after commit, to every agent it is attached to;
+a tool's edit inside an executing run, in the run's order (after the tool row that holds it)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from channels.layers import get_channel_layer
 
 from agents import services
 from agents.broadcast import agent_group
+from agents.engine.inputs import TurnRequest
 from agents.memory import services as memory_services
 from agents.models import Agent, Block
+from agents.runs.execute import start_inline
+from agents.runs.start import RunMode, run_start
 from tests.conftest import Cast
 from tests.factories import OrganizationFactory, RunFactory
+from tests.fakes import ScriptedLLM, reply
 from tests.memory.tool_calls import call, run_tool, store_result
 from tests.support.api import api_client
 
@@ -139,3 +144,51 @@ def test_two_agents_sharing_a_block_both_hear_an_edit_of_it(
     assert [p["block"]["value"] for p in first_heard] == ["Standup at 10."]
     assert sorted(first_heard[0]["agent_ids"]) == sorted([first.public_id, second.public_id])
     assert loner_heard == []
+
+
+def execute_inline(agent: Agent, script: list[Any]) -> list[Any]:
+    """Start a run of ``agent`` as a blocking REST call does, and execute it with a scripted model."""
+    request = TurnRequest.parse({"messages": [{"role": "user", "content": "Remember that I like tea."}]})
+    run = run_start(agent=agent, request=request, mode=RunMode.INLINE)
+
+    async def execute() -> list[Any]:
+        execution = await start_inline(run, request, stream_tokens=False, llm=ScriptedLLM(script))
+        return [event async for event in execution.events()]
+
+    return async_to_sync(execute)()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tools_edit_in_an_executing_run_is_announced_right_after_its_tool_row_and_before_the_end() -> None:
+    agent = services.agent_create(organization=OrganizationFactory(), name="editor", include_base_tools=True)
+    tab = Listener(agent)
+    insert = ("memory_insert", {"label": "human", "new_str": "Likes tea.", "insert_line": -1})
+
+    execute_inline(agent, [reply("Noting it.", tool_calls=[insert]), reply("Noted.")])
+
+    heard = tab.payloads()
+    kinds = [(p["type"], p.get("row", {}).get("role")) for p in heard]
+    [edit] = [p for p in heard if p["type"] == "memory_updated"]
+    at = heard.index(edit)
+    assert edit["block"]["value"].endswith("Likes tea.")
+    assert (heard[at - 1]["type"], heard[at - 1]["row"]["id"]) == ("message", edit["message_id"])
+    assert kinds[at - 1] == ("message", "tool")
+    assert kinds[at + 1 :] == [("message", "assistant"), ("run_finished", None)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tools_edit_of_a_shared_block_in_a_run_reaches_the_other_agent_too() -> None:
+    organization = OrganizationFactory()
+    shared = memory_services.block_create(organization=organization, label="team", value="Standup at 9.")
+    editor = services.agent_create(
+        organization=organization, name="editor", include_base_tools=True, block_ids=[shared.public_id]
+    )
+    other = services.agent_create(organization=organization, name="other", block_ids=[shared.public_id])
+    editors_tab, others_tab = Listener(editor), Listener(other)
+    insert = ("memory_insert", {"label": "team", "new_str": "Retro on Fridays.", "insert_line": -1})
+
+    execute_inline(editor, [reply("Noting it.", tool_calls=[insert]), reply("Noted.")])
+
+    [in_run] = [p for p in editors_tab.payloads() if p["type"] == "memory_updated"]
+    assert others_tab.payloads() == [in_run]
+    assert in_run["block"]["value"].endswith("Retro on Fridays.")

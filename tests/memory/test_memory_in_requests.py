@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import UserInput
 from agents.models import Agent, Run
-from agents.runs.turns import open_turn
+from agents.runs.turns import TurnSetup, open_turn
 from tests.factories import AgentFactory
 from tests.fake_llm.script import Reply
 from tests.support.api import api_client
@@ -54,7 +54,7 @@ def agent(request, settings, fake_llm) -> Agent:
 
 async def turn(agent: Agent, text: str) -> RunFinishedEvent:
     run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
-    opened = await open_turn(agent=agent, run=run, turn_input=[UserInput(text)])
+    opened = await open_turn(TurnSetup(run=run, turn_input=[UserInput(text)]))
     events = [event async for event in opened.events()]
     assert isinstance(events[-1], RunFinishedEvent)
     return events[-1]

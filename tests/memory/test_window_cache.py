@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.db import transaction
 
 from agents import services
 from agents.engine.store import MessageSnapshot
@@ -49,7 +50,8 @@ def test_a_turn_sees_the_rows_another_process_appended_since_this_process_read_t
 ) -> None:
     api = api_client(cast.org_a)
     send(api, claude, "first")
-    seq = Message.objects.next_seq(claude.pk)
+    with transaction.atomic():
+        seq = Agent.objects.hold(claude.pk).seqs.take(2)
     # What a turn served by another web process leaves behind.
     MessageFactory(agent=claude, seq=seq, role=MessageRole.USER, content=[{"type": "text", "text": "asked elsewhere"}])
     MessageFactory(

@@ -176,7 +176,7 @@ def test_a_run_is_ended_even_when_its_tabs_cannot_be_told(monkeypatch, django_ca
     async def unreachable(agent_id, payloads):
         raise ConnectionError("the channel layer is down")
 
-    monkeypatch.setattr("agents.runs.state.publish", unreachable)
+    monkeypatch.setattr("agents.broadcast.publish", unreachable)
 
     with django_capture_on_commit_callbacks(execute=True):
         swept = sweep_stale_runs()
