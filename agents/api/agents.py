@@ -12,8 +12,9 @@ from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters
+from agents.api.states import agent_state_of
 from agents.errors import ValidationFailed
-from agents.wire.messages import agent_state, tool_json
+from agents.wire.resources import tool_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -59,11 +60,6 @@ def _pending_approval_included(view: OrgScopedAPIView) -> bool:
     return "agent.pending_approval" in include
 
 
-def _state(view: OrgScopedAPIView, agent: Agent, *, pending: bool, message_ids: Any = None) -> dict[str, Any]:
-    row = selectors.pending_approval_row(agent) if pending else None
-    return agent_state(agent, message_ids=message_ids, pending_approval=row)
-
-
 class AgentListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_list",
@@ -91,7 +87,7 @@ class AgentListView(OrgScopedAPIView):
         )
         pending = _pending_approval_included(self)
         message_ids = selectors.in_context_message_ids(agents)
-        return Response([_state(self, agent, pending=pending, message_ids=message_ids[agent.pk]) for agent in agents])
+        return Response([agent_state_of(agent, pending=pending, message_ids=message_ids[agent.pk]) for agent in agents])
 
     @extend_schema(
         operation_id="agents_create", request=s.AgentCreateInput, responses={200: s.AgentStateOutput, **ERRORS}
@@ -125,7 +121,7 @@ class AgentListView(OrgScopedAPIView):
             memory_blocks=data.get("memory_blocks"),
             block_ids=data.get("block_ids"),
         )
-        return Response(agent_state(self.get_agent(agent.public_id)))
+        return Response(agent_state_of(self.get_agent(agent.public_id)))
 
 
 class AgentDetailView(OrgScopedAPIView):
@@ -138,7 +134,7 @@ class AgentDetailView(OrgScopedAPIView):
         responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 422: s.ErrorOutput},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(_state(self, self.get_agent(agent_id), pending=_pending_approval_included(self)))
+        return Response(agent_state_of(self.get_agent(agent_id), pending=_pending_approval_included(self)))
 
     @extend_schema(
         operation_id="agents_modify", request=s.AgentUpdateInput, responses={200: s.AgentStateOutput, **ERRORS}
@@ -154,7 +150,7 @@ class AgentDetailView(OrgScopedAPIView):
             **s.present(data, "embedding", "llm_config", "metadata", "reasoning"),
             tool_env_vars=_env_vars(data),
         )
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(agent_state_of(self.get_agent(agent_id)))
 
     @extend_schema(operation_id="agents_delete", responses={200: s.DeletedOutput, 404: s.ErrorOutput})
     def delete(self, request: Request, agent_id: str) -> Response:
@@ -177,7 +173,7 @@ class AgentToolListView(OrgScopedAPIView):
 
 
 def _refreshed_state(view: OrgScopedAPIView, agent: Agent) -> Response:
-    return Response(agent_state(view.get_agent(agent.public_id)))
+    return Response(agent_state_of(view.get_agent(agent.public_id)))
 
 
 class AgentToolAttachView(OrgScopedAPIView):

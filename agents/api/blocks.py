@@ -11,9 +11,9 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.memory_serializers import BlockCreateInput, BlockOutput, BlockUpdateInput, MemoryOutput
 from agents.api.openapi import cursor_parameters
+from agents.api.states import agent_state_of
 from agents.memory import selectors, services
-from agents.wire.memory import block_json, memory_json
-from agents.wire.messages import agent_state
+from agents.wire.memory import block_json, blocks_json, memory_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -38,7 +38,7 @@ def _update_fields(request: Request) -> dict[str, Any]:
 class AgentCoreMemoryView(OrgScopedAPIView):
     @extend_schema(operation_id="agents_core_memory_retrieve", responses={200: MemoryOutput, 404: s.ErrorOutput})
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(memory_json(self.get_agent(agent_id)))
+        return Response(memory_json(blocks_json(selectors.agent_blocks(self.get_agent(agent_id)))))
 
 
 class AgentBlockListView(OrgScopedAPIView):
@@ -75,7 +75,7 @@ class AgentBlockAttachView(OrgScopedAPIView):
     def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
         agent = self.get_agent(agent_id)
         services.agent_attach_block(agent=agent, block=_block(self, block_id))
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(agent_state_of(self.get_agent(agent_id)))
 
 
 class AgentBlockDetachView(OrgScopedAPIView):
@@ -83,7 +83,7 @@ class AgentBlockDetachView(OrgScopedAPIView):
     def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
         agent = self.get_agent(agent_id)
         services.agent_detach_block(agent=agent, block=_block(self, block_id))
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(agent_state_of(self.get_agent(agent_id)))
 
 
 class BlockListView(OrgScopedAPIView):
@@ -160,4 +160,4 @@ class BlockAgentsView(OrgScopedAPIView):
     )
     def get(self, request: Request, block_id: str) -> Response:
         agents = selectors.block_agent_list(block=_block(self, block_id))
-        return Response([agent_state(agent) for agent in agents])
+        return Response([agent_state_of(agent) for agent in agents])

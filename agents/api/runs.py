@@ -18,7 +18,8 @@ from agents.api.stream_guard import StreamGuard
 from agents.errors import ValidationFailed
 from agents.models import Agent, Message, Run, RunStatus, Step
 from agents.runs import state as run_state
-from agents.wire.messages import letta_messages, run_json, step_json
+from agents.wire.messages import letta_messages
+from agents.wire.resources import run_json, step_json
 
 if TYPE_CHECKING:
     from django.http import StreamingHttpResponse

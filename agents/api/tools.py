@@ -16,7 +16,7 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters
 from agents.errors import Conflict, InvalidArgument
-from agents.wire.messages import tool_json
+from agents.wire.resources import tool_json
 from tools import selectors as tool_selectors
 from tools import services as tool_services
 from tools.models import ToolKind
