@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
+from typing_extensions import TypedDict
 
 from accounts.models import ApiKey
 from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import Later, OrgScopedAPIView, OrgScopedAsyncAPIView
+from agents.api.openapi import errors
 from agents.api.run_stream import run_stream_response
 from agents.api.states import agent_state_of
 from agents.api.stream_guard import StreamGuard
-from agents.api.streaming import inline_stream, sse_response
+from agents.api.streaming import LettaStreamEvent, inline_stream, sse_response
 from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.runs import state as run_state
@@ -23,8 +25,10 @@ from agents.runs.execute import start_inline
 from agents.runs.preview import agent_reset_messages, context_overview
 from agents.runs.start import RunMode, run_start
 from agents.runs.turns import preview_payload
+from agents.wire import resources as letta
+from agents.wire.messages import LettaMessage
 from agents.wire.resources import run_json
-from agents.wire.stream import output_row, stop_reason_json, usage_json
+from agents.wire.stream import LettaStopReason, LettaUsageStatistics, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -39,7 +43,15 @@ CANCELLED_RUNS = OpenApiResponse(
     {"type": "object", "additionalProperties": {"type": "string", "enum": ["cancelled"]}},
     description="The id of each run asked to stop, mapped to ``cancelled``.",
 )
-ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
+ERRORS = errors(400, 404, 409, 422)
+
+
+class LettaResponse(TypedDict):
+    """A whole turn: its messages, why it stopped and what it used."""
+
+    messages: list[LettaMessage]
+    stop_reason: LettaStopReason
+    usage: LettaUsageStatistics
 
 
 class SendingView(OrgScopedAsyncAPIView):
@@ -94,11 +106,11 @@ class SendingView(OrgScopedAsyncAPIView):
         return respond
 
 
-async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, Any]:
+async def blocking_response(run: Run, turn_request: TurnRequest) -> LettaResponse:
     """Execute ``run`` inline and answer with the whole turn (Letta's ``LettaResponse``)."""
     execution = await start_inline(run, turn_request, stream_tokens=False)
     compaction_messages = bool(turn_request.include_compaction_messages)
-    messages: list[dict[str, Any]] = []
+    messages: list[LettaMessage] = []
     finished: RunFinishedEvent | None = None
     async for event in execution.events():
         if isinstance(event, RunFinishedEvent):
@@ -106,7 +118,7 @@ async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, An
         elif isinstance(event, MessageEvent):
             row = output_row(event.message)
             if row is not None and (compaction_messages or not row.summary):
-                messages.extend(row.messages)
+                messages.extend(cast("list[LettaMessage]", row.messages))
     assert finished is not None, "a turn always ends with run_finished"
     usage = usage_json(finished.usage, [run.public_id])
     del usage["message_type"]
@@ -121,8 +133,8 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
         request=TurnRequest,
         description='The whole turn as JSON; with ``"streaming": true`` the same SSE events as ``/messages/stream``.',
         responses={
-            (200, "application/json"): s.LettaResponseOutput,
-            (200, "text/event-stream"): s.LettaStreamEventOutput,
+            (200, "application/json"): LettaResponse,
+            (200, "text/event-stream"): LettaStreamEvent,
             **ERRORS,
         },
     )
@@ -143,7 +155,7 @@ class AgentMessagesStreamView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_stream",
         request=TurnRequest,
-        responses={(200, "text/event-stream"): s.LettaStreamEventOutput, **ERRORS},
+        responses={(200, "text/event-stream"): LettaStreamEvent, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse | Later:
         return self.stream(self.sending_agent(agent_id), self.turn_request())
@@ -153,7 +165,7 @@ class AgentMessagesAsyncView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_async",
         request=TurnRequest,
-        responses={200: s.RunOutput, **ERRORS},
+        responses={200: letta.Run, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.sending_agent(agent_id)
@@ -164,7 +176,7 @@ class AgentMessagesCancelView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_messages_cancel",
         request=s.CancelAgentRunsInput,
-        responses={200: CANCELLED_RUNS, 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: CANCELLED_RUNS, **errors(404, 422)},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -183,7 +195,7 @@ class AgentResetMessagesView(OrgScopedAPIView):
             )
         ],
         request=s.ResetMessagesInput,
-        responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 409: s.ErrorOutput},
+        responses={200: letta.AgentState, **errors(404, 409)},
     )
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -209,6 +221,6 @@ class AgentPreviewPayloadView(SendingView):
 
 
 class AgentContextView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_context_retrieve", responses={200: s.ContextWindowOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_context_retrieve", responses={200: letta.ContextWindowOverview, **errors(404)})
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(context_overview(agent=self.get_agent(agent_id)))

@@ -71,6 +71,14 @@ class Passage(TypedDict):
     agent_id: str
 
 
+class ArchivalSearchResult(TypedDict):
+    """Letta's ``ArchivalMemorySearchResult``: one hit (``agents.memory.archival.search_result``)."""
+
+    timestamp: DateTime
+    content: str
+    tags: list[str]
+
+
 def block_json(block: BlockRow) -> Block:
     """Letta's ``Block``."""
     return {

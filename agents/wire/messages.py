@@ -61,16 +61,19 @@ class _Audit(TypedDict, total=False):
     transport: Transport
 
 
-class ToolReturn(_Audit):
-    """Letta's ``ToolReturn``: an item of ``tool_returns``, or of ``approvals`` for a client's result."""
-
-    type: Literal["tool"]
+class _ToolResult(TypedDict):
     tool_return: Any
     """The return as text; in ``approvals``, as the client sent it."""
     status: ToolStatus
     tool_call_id: str
     stdout: list[str] | None
     stderr: list[str] | None
+
+
+class ToolReturn(_Audit, _ToolResult):
+    """Letta's ``ToolReturn``: an item of ``tool_returns``, or of ``approvals`` for a client's result."""
+
+    type: Literal["tool"]
 
 
 class ApprovalReturn(_Audit):
@@ -85,21 +88,6 @@ class ApprovalReturn(_Audit):
     always_allow: NotRequired[bool]
 
 
-class MessageHeader(TypedDict, Generic[Kind]):
-    """The fields every LettaMessage starts with, in Letta's order."""
-
-    id: str
-    date: DateTime
-    name: str | None
-    message_type: Kind
-    otid: str | None
-    sender_id: str | None
-    step_id: str | None
-    is_err: Literal[True] | None
-    seq_id: int | None
-    run_id: str | None
-
-
 class _LettaMessage(TypedDict):
     id: str
     date: DateTime
@@ -111,6 +99,12 @@ class _LettaMessage(TypedDict):
     seq_id: int | None
     """Where a stream chunk ends (``agents.wire.stream``); ``null`` outside streams."""
     run_id: str | None
+
+
+class MessageHeader(_LettaMessage, Generic[Kind]):
+    """The fields every LettaMessage starts with (``message_header`` puts them in Letta's order)."""
+
+    message_type: Kind
 
 
 class SystemMessage(_LettaMessage):
@@ -157,19 +151,19 @@ class ApprovalRequestMessage(_CallsMessage):
     message_type: Literal["approval_request_message"]
 
 
-class ToolReturnMessage(_LettaMessage):
+class ToolReturnMessage(_LettaMessage, _ToolResult):
+    """The first return's fields, then every return of the row in ``tool_returns``."""
+
     message_type: Literal["tool_return_message"]
-    tool_return: str
-    status: ToolStatus
-    tool_call_id: str
-    stdout: list[str] | None
-    stderr: list[str] | None
     tool_returns: list[ToolReturn]
+
+
+ApprovalItem: TypeAlias = Annotated[ApprovalReturn | ToolReturn, Field(discriminator="type")]
 
 
 class ApprovalResponseMessage(_LettaMessage):
     message_type: Literal["approval_response_message"]
-    approvals: list[ApprovalReturn | ToolReturn]
+    approvals: list[ApprovalItem]
     approve: bool | None
     approval_request_id: str | None
     reason: str | None

@@ -6,8 +6,8 @@ rows left out, a compaction's summary counted as its ``event_message`` and ``sum
 measures ``units``: a reasoning message its characters plus one for its signature, an assistant
 message its characters, a tool call or approval request message one per call (its opening: the
 name and id) plus the characters of its arguments; any other message goes whole. A chunk that
-ends ``n`` units into message ``i`` has ``seq_id = i * SEQ_SCALE + n``; a message sent whole, or
-its last piece, ``i * SEQ_SCALE + WHOLE``. Every stream of a run numbers its chunks the same
+ends ``n`` units into message ``i`` has ``seq_id = i * SEQ_SCALE + n``; a chunk its row's commit
+sends (a whole message, or the rest of one) ``i * SEQ_SCALE + WHOLE``. Every stream of a run numbers its chunks the same
 way, so a client resumes after any chunk (``starting_after``), even mid-message, with nothing
 lost or doubled.
 
