@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from rest_framework.request import Request
 
 
-class PendingApprovalEntry(TypedDict):
+class PendingApprovalOutput(TypedDict):
+    """An approval request that waits for a person, with its agent."""
+
     id: str
     """The approval request message's id."""
     agent_id: str
@@ -28,7 +30,7 @@ class PendingApprovalEntry(TypedDict):
     """What ``GET /v1/agents/{id}`` gives as ``pending_approval``."""
 
 
-def pending_approval_json(pending: PendingApproval) -> PendingApprovalEntry:
+def pending_approval_json(pending: PendingApproval) -> PendingApprovalOutput:
     request = cast("ApprovalRequestMessage", pending.request)
     return {
         "id": request["id"],
@@ -48,7 +50,7 @@ class PendingApprovalListView(OrgScopedAPIView):
             "newest first. Answer one with POST /v1/agents/{agent_id}/messages and an approval message. "
             "An extension of this server; Letta has no such endpoint."
         ),
-        responses={200: list[PendingApprovalEntry]},
+        responses={200: list[PendingApprovalOutput]},
     )
     def get(self, request: Request) -> Response:
         return Response([pending_approval_json(pending) for pending in pending_approvals(self.organization)])

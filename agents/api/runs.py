@@ -12,6 +12,7 @@ from typing_extensions import TypedDict
 from accounts.access import get_for_org
 from accounts.scoping import page
 from agents.api.base import OrgScopedAPIView
+from agents.api.errors import validation_detail
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.run_stream import run_stream_response
 from agents.api.stream_guard import StreamGuard
@@ -172,8 +173,6 @@ class RunStreamView(OrgScopedAPIView):
         run = get_for_org(Run, self.organization, run_id)
         body = RunStreamInput(data=request.data if isinstance(request.data, dict) else {})
         if not body.is_valid():
-            from agents.api.errors import validation_detail
-
             raise ValidationFailed(validation_detail(body.errors))
         data = body.validated_data
         return StreamGuard.respond(

@@ -120,6 +120,28 @@ def test_a_background_stream_sends_tool_call_deltas_and_resumes_in_the_middle_of
     assert seq_ids(first + rest) == sorted(set(seq_ids(first + rest)))
 
 
+def test_a_stream_opened_after_a_tools_results_keeps_them_in_their_place(api: httpx.Client):
+    agent_id = new_agent(api, DICE_SOURCE)
+    run = api.post(f"/v1/agents/{agent_id}/messages/async", json={"input": "call roll_dice with num_sides=6"}).json()
+    stream = f"/v1/runs/{run['id']}/stream"
+    poll(
+        lambda: [m["message_type"] for m in api.get(f"/v1/runs/{run['id']}/messages").json()],
+        lambda kinds: "tool_return_message" in kinds,
+        interval=0.01,
+    )
+
+    joined = chunks(api, stream, {})
+
+    whole = chunks(api, stream, {})
+    assert [kind for kind, _, _ in assemble(joined)][-3:] == [
+        "tool_return_message",
+        "reasoning_message",
+        "assistant_message",
+    ]
+    assert assemble(joined) == assemble(whole)
+    assert seq_ids(joined) == sorted(set(seq_ids(joined)))
+
+
 def test_a_finished_run_streams_whole_messages_and_resumes_after_any_of_them(api: httpx.Client):
     agent_id = new_agent(api)
     api.post(f"/v1/agents/{agent_id}/messages", json={"input": "call roll_dice"}).raise_for_status()
