@@ -26,6 +26,7 @@ from agents.runs.preview import agent_reset_messages, context_overview
 from agents.runs.start import RunMode, run_start
 from agents.runs.turns import preview_payload
 from agents.wire import resources as letta
+from agents.wire.context import ContextWindowOverview
 from agents.wire.messages import LettaMessage
 from agents.wire.resources import run_json
 from agents.wire.stream import LettaStopReason, LettaUsageStatistics, output_row, stop_reason_json, usage_json
@@ -221,6 +222,6 @@ class AgentPreviewPayloadView(SendingView):
 
 
 class AgentContextView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_context_retrieve", responses={200: letta.ContextWindowOverview, **errors(404)})
+    @extend_schema(operation_id="agents_context_retrieve", responses={200: ContextWindowOverview, **errors(404)})
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(context_overview(agent=self.get_agent(agent_id)))

@@ -26,17 +26,12 @@ from typing_extensions import TypedDict
 from agents.engine.compaction import summary_from_text
 from agents.engine.types import ToolStatus, Transport
 from agents.models import MessageRole
+
+# The ids and times are also imported from here, where they used to live.
 from agents.wire.values import DateTime, letta_date, letta_timestamp, part_otid, public_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-
-__all__ = [  # the ids and times are also imported from here
-    "letta_date",
-    "letta_timestamp",
-    "part_otid",
-    "public_id",
-]
 
 Kind = TypeVar("Kind", bound=str)
 

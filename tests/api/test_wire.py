@@ -407,3 +407,20 @@ def test_a_summary_counts_in_the_numbering_but_shows_only_when_asked() -> None:
         ("summary_message", 29_999_999),
         ("assistant_message", 39_999_999),
     ]
+
+
+def test_text_after_previewed_calls_is_held_and_the_commit_sends_the_row_as_stored_in_order() -> None:
+    encoder = StreamEncoder()
+    previewed = encoder.delta(tool_delta(0, None, gated=False))
+    held = encoder.delta(TextDeltaEvent(RUN_ID, 1, MESSAGE_ID, STEP_ID, "Done.", part_index=0, offset=0))
+    call = {"id": "toolu_a", "name": "get_secret_code", "arguments": "{}", "requires_approval": False}
+    row = snapshot("assistant", content=[{"type": "text", "text": "Done."}], tool_calls=[call])
+
+    chunks = committed(encoder, row)
+
+    assert [c["seq_id"] for c in previewed] == [10_000_001]
+    assert held == []
+    assert [(c["message_type"], c["seq_id"]) for c in chunks] == [
+        ("assistant_message", 19_999_999),
+        ("tool_call_message", 29_999_999),
+    ]
