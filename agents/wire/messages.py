@@ -26,9 +26,11 @@ from typing_extensions import TypedDict
 from agents.engine.compaction import summary_from_text
 from agents.engine.types import ToolStatus, Transport
 from agents.models import MessageRole
+from agents.wire.values import DateTime, letta_date, part_otid
 
-# The ids and times are also imported from here, where they used to live.
-from agents.wire.values import DateTime, letta_date, letta_timestamp, part_otid, public_id
+# Also imported from here, where they used to live.
+from agents.wire.values import letta_timestamp as letta_timestamp
+from agents.wire.values import public_id as public_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
