@@ -198,6 +198,14 @@ def _any(conditions: list[Q | RawSQL]) -> Q:
     return combined
 
 
+def agent_tool_rows(agent: Agent) -> list[AgentTool]:
+    """The agent's attachments in attachment order (from ``prefetch_related("agent_tools__tool")`` if done)."""
+    prefetched = "agent_tools" in getattr(agent, "_prefetched_objects_cache", {})
+    rows = list(agent.agent_tools.all() if prefetched else agent.agent_tools.select_related("tool"))
+    rows.sort(key=lambda at: (at.created_at, at.tool.name))
+    return rows
+
+
 def agent_tool_list(
     *,
     agent: Agent,

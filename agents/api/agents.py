@@ -7,20 +7,28 @@ from typing import TYPE_CHECKING, Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
+from typing_extensions import TypedDict
 
 from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import cursor_parameters
+from agents.api.openapi import cursor_parameters, errors
+from agents.api.states import agent_state_of
 from agents.errors import ValidationFailed
-from agents.wire.messages import agent_state, tool_json
+from agents.wire.resources import AgentState, Tool, tool_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
     from agents.models import Agent
 
-ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 422: s.ErrorOutput}
+ERRORS = errors(400, 404, 422)
+
+
+class Deleted(TypedDict):
+    message: str
+
+
 PAGINATION = cursor_parameters("agent", limit=50, order="desc")
 
 
@@ -59,11 +67,6 @@ def _pending_approval_included(view: OrgScopedAPIView) -> bool:
     return "agent.pending_approval" in include
 
 
-def _state(view: OrgScopedAPIView, agent: Agent, *, pending: bool, message_ids: Any = None) -> dict[str, Any]:
-    row = selectors.pending_approval_row(agent) if pending else None
-    return agent_state(agent, message_ids=message_ids, pending_approval=row)
-
-
 class AgentListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_list",
@@ -76,7 +79,7 @@ class AgentListView(OrgScopedAPIView):
             INCLUDE_PARAMETER,
             *PAGINATION,
         ],
-        responses={200: s.AgentStateOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[AgentState], **errors(404, 422)},
     )
     def get(self, request: Request) -> Response:
         ascending = self.query_bool("ascending")
@@ -91,11 +94,9 @@ class AgentListView(OrgScopedAPIView):
         )
         pending = _pending_approval_included(self)
         message_ids = selectors.in_context_message_ids(agents)
-        return Response([_state(self, agent, pending=pending, message_ids=message_ids[agent.pk]) for agent in agents])
+        return Response([agent_state_of(agent, pending=pending, message_ids=message_ids[agent.pk]) for agent in agents])
 
-    @extend_schema(
-        operation_id="agents_create", request=s.AgentCreateInput, responses={200: s.AgentStateOutput, **ERRORS}
-    )
+    @extend_schema(operation_id="agents_create", request=s.AgentCreateInput, responses={200: AgentState, **ERRORS})
     def post(self, request: Request) -> Response:
         body = s.AgentCreateInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -125,7 +126,7 @@ class AgentListView(OrgScopedAPIView):
             memory_blocks=data.get("memory_blocks"),
             block_ids=data.get("block_ids"),
         )
-        return Response(agent_state(self.get_agent(agent.public_id)))
+        return Response(agent_state_of(self.get_agent(agent.public_id)))
 
 
 class AgentDetailView(OrgScopedAPIView):
@@ -135,14 +136,12 @@ class AgentDetailView(OrgScopedAPIView):
             OpenApiParameter("include_relationships", str, many=True, description="Accepted; all are included."),
             INCLUDE_PARAMETER,
         ],
-        responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: AgentState, **errors(404, 422)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(_state(self, self.get_agent(agent_id), pending=_pending_approval_included(self)))
+        return Response(agent_state_of(self.get_agent(agent_id), pending=_pending_approval_included(self)))
 
-    @extend_schema(
-        operation_id="agents_modify", request=s.AgentUpdateInput, responses={200: s.AgentStateOutput, **ERRORS}
-    )
+    @extend_schema(operation_id="agents_modify", request=s.AgentUpdateInput, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
         body = s.AgentUpdateInput(data=request.data)
@@ -154,9 +153,9 @@ class AgentDetailView(OrgScopedAPIView):
             **s.present(data, "embedding", "llm_config", "metadata", "reasoning"),
             tool_env_vars=_env_vars(data),
         )
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(agent_state_of(self.get_agent(agent_id)))
 
-    @extend_schema(operation_id="agents_delete", responses={200: s.DeletedOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_delete", responses={200: Deleted, **errors(404)})
     def delete(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
         services.agent_delete(agent=agent)
@@ -167,7 +166,7 @@ class AgentToolListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_tools_list",
         parameters=cursor_parameters("tool", limit=1000, order="asc"),
-        responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput},
+        responses={200: list[Tool], **errors(404)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
         """In attachment order; ``after`` / ``before`` are tool ids."""
@@ -177,18 +176,18 @@ class AgentToolListView(OrgScopedAPIView):
 
 
 def _refreshed_state(view: OrgScopedAPIView, agent: Agent) -> Response:
-    return Response(agent_state(view.get_agent(agent.public_id)))
+    return Response(agent_state_of(view.get_agent(agent.public_id)))
 
 
 class AgentToolAttachView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_tools_attach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    @extend_schema(operation_id="agents_tools_attach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, tool_id: str) -> Response:
         agent = services.agent_attach_tool(agent=self.get_agent(agent_id), tool=self.get_tool(tool_id))
         return _refreshed_state(self, agent)
 
 
 class AgentToolDetachView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_tools_detach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    @extend_schema(operation_id="agents_tools_detach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, tool_id: str) -> Response:
         agent = services.agent_detach_tool(agent=self.get_agent(agent_id), tool=self.get_tool(tool_id))
         return _refreshed_state(self, agent)
@@ -205,7 +204,7 @@ class AgentToolApprovalView(OrgScopedAPIView):
                 description="Whether calls wait for a human (0.1.324); 1.x sends it in the body. One is required.",
             )
         ],
-        responses={200: s.AgentStateOutput, **ERRORS},
+        responses={200: AgentState, **ERRORS},
     )
     def patch(self, request: Request, agent_id: str, tool_name: str) -> Response:
         agent = self.get_agent(agent_id)

@@ -3,31 +3,35 @@ of the organization that waits for a person, newest first (``agents.approvals.in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
+from typing_extensions import TypedDict
 
-from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.approvals.inbox import PendingApproval, pending_approvals
-from agents.wire.messages import letta_timestamp
+from agents.wire.messages import ApprovalRequestMessage
+from agents.wire.values import DateTime, letta_timestamp
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
 
-class PendingApprovalOutput(serializers.Serializer):
-    id = serializers.CharField(help_text="The approval request message's id.")
-    agent_id = serializers.CharField()
-    agent_name = serializers.CharField()
-    requested_at = serializers.DateTimeField()
-    approval_request_message = s.LettaMessageOutput(help_text="What GET /v1/agents/{id} gives as pending_approval.")
+class PendingApprovalOutput(TypedDict):
+    """An approval request that waits for a person, with its agent."""
+
+    id: str
+    """The approval request message's id."""
+    agent_id: str
+    agent_name: str
+    requested_at: DateTime | None
+    approval_request_message: ApprovalRequestMessage
+    """What ``GET /v1/agents/{id}`` gives as ``pending_approval``."""
 
 
-def pending_approval_json(pending: PendingApproval) -> dict[str, Any]:
-    request = pending.request
+def pending_approval_json(pending: PendingApproval) -> PendingApprovalOutput:
+    request = cast("ApprovalRequestMessage", pending.request)
     return {
         "id": request["id"],
         "agent_id": pending.agent.public_id,
@@ -46,7 +50,7 @@ class PendingApprovalListView(OrgScopedAPIView):
             "newest first. Answer one with POST /v1/agents/{agent_id}/messages and an approval message. "
             "An extension of this server; Letta has no such endpoint."
         ),
-        responses={200: PendingApprovalOutput(many=True)},
+        responses={200: list[PendingApprovalOutput]},
     )
     def get(self, request: Request) -> Response:
         return Response([pending_approval_json(pending) for pending in pending_approvals(self.organization)])

@@ -7,25 +7,25 @@ from typing import TYPE_CHECKING, Any
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.memory_serializers import BlockCreateInput, BlockOutput, BlockUpdateInput, MemoryOutput
-from agents.api.openapi import cursor_parameters
+from agents.api.memory_serializers import BlockCreateInput, BlockUpdateInput
+from agents.api.openapi import cursor_parameters, errors
+from agents.api.states import agent_state_of
 from agents.memory import selectors, services
-from agents.wire.memory import block_json, memory_json
-from agents.wire.messages import agent_state
+from agents.wire.memory import Block, Memory, block_json, blocks_json, memory_json
+from agents.wire.resources import AgentState
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-    from agents.models import Block
+    from agents.models import Block as BlockRow
 
-ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
+ERRORS = errors(400, 404, 409, 422)
 PAGES = cursor_parameters("block", limit=100, order="asc")
 EDITABLE = ("label", "value", "limit", "description", "read_only", "metadata", "tags")
 
 
-def _block(view: OrgScopedAPIView, block_id: str) -> Block:
+def _block(view: OrgScopedAPIView, block_id: str) -> BlockRow:
     return selectors.block_get(organization=view.organization, block_id=block_id)
 
 
@@ -36,16 +36,16 @@ def _update_fields(request: Request) -> dict[str, Any]:
 
 
 class AgentCoreMemoryView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_core_memory_retrieve", responses={200: MemoryOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_core_memory_retrieve", responses={200: Memory, **errors(404)})
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(memory_json(self.get_agent(agent_id)))
+        return Response(memory_json(blocks_json(selectors.agent_blocks(self.get_agent(agent_id)))))
 
 
 class AgentBlockListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_blocks_list",
         parameters=PAGES,
-        responses={200: BlockOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[Block], **errors(404, 422)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -57,33 +57,31 @@ class AgentBlockListView(OrgScopedAPIView):
 
 
 class AgentBlockDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_blocks_retrieve", responses={200: BlockOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_blocks_retrieve", responses={200: Block, **errors(404)})
     def get(self, request: Request, agent_id: str, block_label: str) -> Response:
         block = selectors.agent_block_get(agent=self.get_agent(agent_id), label=block_label)
         return Response(block_json(block))
 
-    @extend_schema(
-        operation_id="agents_blocks_modify", request=BlockUpdateInput, responses={200: BlockOutput, **ERRORS}
-    )
+    @extend_schema(operation_id="agents_blocks_modify", request=BlockUpdateInput, responses={200: Block, **ERRORS})
     def patch(self, request: Request, agent_id: str, block_label: str) -> Response:
         block = selectors.agent_block_get(agent=self.get_agent(agent_id), label=block_label)
         return Response(block_json(services.block_update(block=block, **_update_fields(request))))
 
 
 class AgentBlockAttachView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_blocks_attach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    @extend_schema(operation_id="agents_blocks_attach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
         agent = self.get_agent(agent_id)
         services.agent_attach_block(agent=agent, block=_block(self, block_id))
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(agent_state_of(self.get_agent(agent_id)))
 
 
 class AgentBlockDetachView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_blocks_detach", request=None, responses={200: s.AgentStateOutput, **ERRORS})
+    @extend_schema(operation_id="agents_blocks_detach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
         agent = self.get_agent(agent_id)
         services.agent_detach_block(agent=agent, block=_block(self, block_id))
-        return Response(agent_state(self.get_agent(agent_id)))
+        return Response(agent_state_of(self.get_agent(agent_id)))
 
 
 class BlockListView(OrgScopedAPIView):
@@ -101,7 +99,7 @@ class BlockListView(OrgScopedAPIView):
             OpenApiParameter("connected_to_agents_count_eq", int, description="Attached to exactly this many agents."),
             *PAGES,
         ],
-        responses={200: BlockOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[Block], **errors(404, 422)},
     )
     def get(self, request: Request) -> Response:
         def count(name: str) -> int | None:
@@ -122,7 +120,7 @@ class BlockListView(OrgScopedAPIView):
         )
         return Response([block_json(block) for block in blocks])
 
-    @extend_schema(operation_id="blocks_create", request=BlockCreateInput, responses={200: BlockOutput, **ERRORS})
+    @extend_schema(operation_id="blocks_create", request=BlockCreateInput, responses={200: Block, **ERRORS})
     def post(self, request: Request) -> Response:
         body = BlockCreateInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -137,16 +135,16 @@ class BlockCountView(OrgScopedAPIView):
 
 
 class BlockDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="blocks_retrieve", responses={200: BlockOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="blocks_retrieve", responses={200: Block, **errors(404)})
     def get(self, request: Request, block_id: str) -> Response:
         return Response(block_json(_block(self, block_id)))
 
-    @extend_schema(operation_id="blocks_modify", request=BlockUpdateInput, responses={200: BlockOutput, **ERRORS})
+    @extend_schema(operation_id="blocks_modify", request=BlockUpdateInput, responses={200: Block, **ERRORS})
     def patch(self, request: Request, block_id: str) -> Response:
         block = _block(self, block_id)
         return Response(block_json(services.block_update(block=block, **_update_fields(request))))
 
-    @extend_schema(operation_id="blocks_delete", responses={200: BlockOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="blocks_delete", responses={200: Block, **errors(404)})
     def delete(self, request: Request, block_id: str) -> Response:
         block = _block(self, block_id)
         answer = block_json(block)
@@ -155,9 +153,7 @@ class BlockDetailView(OrgScopedAPIView):
 
 
 class BlockAgentsView(OrgScopedAPIView):
-    @extend_schema(
-        operation_id="blocks_agents_list", responses={200: s.AgentStateOutput(many=True), 404: s.ErrorOutput}
-    )
+    @extend_schema(operation_id="blocks_agents_list", responses={200: list[AgentState], **errors(404)})
     def get(self, request: Request, block_id: str) -> Response:
         agents = selectors.block_agent_list(block=_block(self, block_id))
-        return Response([agent_state(agent) for agent in agents])
+        return Response([agent_state_of(agent) for agent in agents])

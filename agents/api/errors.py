@@ -22,12 +22,21 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
+from typing_extensions import TypedDict
 
 from agents.errors import ApplicationError
 
 logger = logging.getLogger("agents.api")
 
 INTERNAL_ERROR_DETAIL = "An internal server error occurred"
+
+
+class ErrorResponse(TypedDict):
+    """Every error's body."""
+
+    detail: Any
+    """A message; a list of ``{"loc", "msg", "type"}`` for input that does not validate (422); an
+    object for a ``PENDING_APPROVAL`` conflict."""
 
 
 def _flatten(errors: Any, path: list[str | int]) -> list[dict[str, Any]]:

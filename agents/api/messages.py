@@ -2,40 +2,37 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
+from typing_extensions import TypedDict
 
 from accounts.models import ApiKey
 from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import Later, OrgScopedAPIView, OrgScopedAsyncAPIView
+from agents.api.openapi import errors
 from agents.api.run_stream import run_stream_response
+from agents.api.states import agent_state_of
 from agents.api.stream_guard import StreamGuard
-from agents.api.streaming import (
-    LettaStreamEncoder,
-    keep_alive,
-    sse_frame,
-    sse_response,
-    stop_reason_json,
-    usage_json,
-)
-from agents.engine.events import RunFinishedEvent
+from agents.api.streaming import LettaStreamEvent, inline_stream, sse_response
+from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.runs import state as run_state
-from agents.runs.dispatch import run_in_background
-from agents.runs.execute import RunExecution, start_inline
+from agents.runs.execute import start_inline
 from agents.runs.preview import agent_reset_messages, context_overview
 from agents.runs.start import RunMode, run_start
 from agents.runs.turns import preview_payload
-from agents.wire.messages import agent_state, run_json
+from agents.wire import resources as letta
+from agents.wire.context import ContextWindowOverview
+from agents.wire.messages import LettaMessage
+from agents.wire.resources import run_json
+from agents.wire.stream import LettaStopReason, LettaUsageStatistics, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import Awaitable, Callable
 
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
@@ -47,7 +44,15 @@ CANCELLED_RUNS = OpenApiResponse(
     {"type": "object", "additionalProperties": {"type": "string", "enum": ["cancelled"]}},
     description="The id of each run asked to stop, mapped to ``cancelled``.",
 )
-ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
+ERRORS = errors(400, 404, 409, 422)
+
+
+class LettaResponse(TypedDict):
+    """A whole turn: its messages, why it stopped and what it used."""
+
+    messages: list[LettaMessage]
+    stop_reason: LettaStopReason
+    usage: LettaUsageStatistics
 
 
 class SendingView(OrgScopedAsyncAPIView):
@@ -80,7 +85,11 @@ class SendingView(OrgScopedAsyncAPIView):
 
     def _background_stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
         run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
-        return run_stream_response(run, include_pings=bool(turn_request.include_pings))
+        return run_stream_response(
+            run,
+            include_pings=bool(turn_request.include_pings),
+            compaction_messages=bool(turn_request.include_compaction_messages),
+        )
 
     def _inline_stream(self, agent: Agent, turn_request: TurnRequest) -> Callable[[], Awaitable[StreamingHttpResponse]]:
         run = self.start_run(agent, turn_request, RunMode.INLINE)
@@ -88,9 +97,8 @@ class SendingView(OrgScopedAsyncAPIView):
 
         async def respond() -> StreamingHttpResponse:
             execution = await start_inline(run, turn_request, stream_tokens=stream_tokens)
-            events = sse_events(
+            events = inline_stream(
                 execution,
-                stream_tokens=stream_tokens,
                 include_pings=bool(turn_request.include_pings),
                 compaction_messages=bool(turn_request.include_compaction_messages),
             )
@@ -99,22 +107,23 @@ class SendingView(OrgScopedAsyncAPIView):
         return respond
 
 
-async def blocking_response(run: Run, turn_request: TurnRequest) -> dict[str, Any]:
+async def blocking_response(run: Run, turn_request: TurnRequest) -> LettaResponse:
     """Execute ``run`` inline and answer with the whole turn (Letta's ``LettaResponse``)."""
     execution = await start_inline(run, turn_request, stream_tokens=False)
-    encoder = LettaStreamEncoder(
-        stream_tokens=False, compaction_messages=bool(turn_request.include_compaction_messages)
-    )
-    messages: list[dict[str, Any]] = []
-    stop_reason, usage = None, None
+    compaction_messages = bool(turn_request.include_compaction_messages)
+    messages: list[LettaMessage] = []
+    finished: RunFinishedEvent | None = None
     async for event in execution.events():
         if isinstance(event, RunFinishedEvent):
-            stop_reason, usage = stop_reason_json(event.stop_reason), usage_json(event.usage)
-            continue
-        messages.extend(encoder.encode(event))
-    assert usage is not None, "a turn always ends with run_finished"
-    usage = {k: v for k, v in usage.items() if k != "message_type"} | {"run_ids": [run.public_id]}
-    return {"messages": messages, "stop_reason": stop_reason, "usage": usage}
+            finished = event
+        elif isinstance(event, MessageEvent):
+            row = output_row(event.message)
+            if row is not None and (compaction_messages or not row.summary):
+                messages.extend(cast("list[LettaMessage]", row.messages))
+    assert finished is not None, "a turn always ends with run_finished"
+    usage = usage_json(finished.usage, [run.public_id])
+    del usage["message_type"]
+    return {"messages": messages, "stop_reason": stop_reason_json(finished.stop_reason), "usage": usage}
 
 
 class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
@@ -125,8 +134,8 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
         request=TurnRequest,
         description='The whole turn as JSON; with ``"streaming": true`` the same SSE events as ``/messages/stream``.',
         responses={
-            (200, "application/json"): s.LettaResponseOutput,
-            (200, "text/event-stream"): s.LettaStreamEventOutput,
+            (200, "application/json"): LettaResponse,
+            (200, "text/event-stream"): LettaStreamEvent,
             **ERRORS,
         },
     )
@@ -143,39 +152,11 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
         return respond
 
 
-async def _pump(execution: RunExecution, queue: asyncio.Queue[Any]) -> None:
-    """Run the whole turn whatever happens to the client, so nothing persisted is lost and the lock is freed."""
-    try:
-        async for event in execution.events():
-            await queue.put(event)
-    finally:
-        await queue.put(None)
-
-
-async def sse_events(
-    execution: RunExecution, *, stream_tokens: bool, include_pings: bool, compaction_messages: bool = False
-) -> AsyncIterator[bytes]:
-    encoder = LettaStreamEncoder(stream_tokens=stream_tokens, compaction_messages=compaction_messages)
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    run_in_background(_pump(execution, queue))
-    while True:
-        try:
-            event = await asyncio.wait_for(queue.get(), timeout=settings.SSE_KEEPALIVE_SECONDS)
-        except TimeoutError:
-            yield keep_alive(include_pings=include_pings)
-            continue
-        if event is None:
-            break
-        for chunk in encoder.encode(event):
-            yield sse_frame(chunk)
-    yield sse_frame("[DONE]")
-
-
 class AgentMessagesStreamView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_stream",
         request=TurnRequest,
-        responses={(200, "text/event-stream"): s.LettaStreamEventOutput, **ERRORS},
+        responses={(200, "text/event-stream"): LettaStreamEvent, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse | Later:
         return self.stream(self.sending_agent(agent_id), self.turn_request())
@@ -185,7 +166,7 @@ class AgentMessagesAsyncView(SendingView):
     @extend_schema(
         operation_id="agents_messages_create_async",
         request=TurnRequest,
-        responses={200: s.RunOutput, **ERRORS},
+        responses={200: letta.Run, **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.sending_agent(agent_id)
@@ -196,7 +177,7 @@ class AgentMessagesCancelView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_messages_cancel",
         request=s.CancelAgentRunsInput,
-        responses={200: CANCELLED_RUNS, 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: CANCELLED_RUNS, **errors(404, 422)},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -215,13 +196,13 @@ class AgentResetMessagesView(OrgScopedAPIView):
             )
         ],
         request=s.ResetMessagesInput,
-        responses={200: s.AgentStateOutput, 404: s.ErrorOutput, 409: s.ErrorOutput},
+        responses={200: letta.AgentState, **errors(404, 409)},
     )
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
         add_defaults = self.body_or_query_bool("add_default_initial_messages", default=False)
         agent = agent_reset_messages(agent=agent, add_default_initial_messages=bool(add_defaults))
-        return Response(agent_state(agent))
+        return Response(agent_state_of(agent))
 
 
 class AgentPreviewPayloadView(SendingView):
@@ -241,6 +222,6 @@ class AgentPreviewPayloadView(SendingView):
 
 
 class AgentContextView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_context_retrieve", responses={200: s.ContextWindowOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_context_retrieve", responses={200: ContextWindowOverview, **errors(404)})
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(context_overview(agent=self.get_agent(agent_id)))

@@ -8,10 +8,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from agents import selectors
-from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import LIMIT
-from agents.wire.messages import letta_messages
+from agents.api.openapi import LIMIT, errors
+from agents.wire.messages import LettaMessage, letta_messages
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -40,7 +39,7 @@ class AgentMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_messages_list",
         parameters=LIST_PARAMETERS,
-        responses={200: s.LettaMessageOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[LettaMessage], **errors(404, 422)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)

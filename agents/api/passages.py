@@ -7,19 +7,24 @@ from typing import TYPE_CHECKING
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
+from typing_extensions import TypedDict
 
-from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.memory_serializers import ArchivalSearchOutput, PassageCreateInput, PassageOutput
-from agents.api.openapi import LIMIT
+from agents.api.memory_serializers import PassageCreateInput
+from agents.api.openapi import LIMIT, errors
 from agents.errors import ValidationFailed
 from agents.memory import archival, selectors
-from agents.wire.memory import passage_json
+from agents.wire.memory import ArchivalSearchResult, Passage, passage_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 422: s.ErrorOutput}
+ERRORS = errors(400, 404, 422)
+
+
+class ArchivalSearch(TypedDict):
+    results: list[ArchivalSearchResult]
+    count: int
 
 
 def _datetime(view: OrgScopedAPIView, name: str) -> datetime | None:
@@ -45,7 +50,7 @@ class AgentPassageListView(OrgScopedAPIView):
             OpenApiParameter("limit", LIMIT, description="At most this many passages (default 100)."),
             OpenApiParameter("ascending", bool, description="Oldest first (the default)."),
         ],
-        responses={200: PassageOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[Passage], **errors(404, 422)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
         passages = selectors.passage_list(
@@ -61,7 +66,7 @@ class AgentPassageListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_passages_create",
         request=PassageCreateInput,
-        responses={200: PassageOutput(many=True), **ERRORS},
+        responses={200: list[Passage], **ERRORS},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -87,7 +92,7 @@ class AgentPassageSearchView(OrgScopedAPIView):
             OpenApiParameter("start_datetime", str, description="Only passages created at or after this time."),
             OpenApiParameter("end_datetime", str, description="Only passages created at or before this time."),
         ],
-        responses={200: ArchivalSearchOutput, 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: ArchivalSearch, **errors(404, 422)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
@@ -108,7 +113,7 @@ class AgentPassageSearchView(OrgScopedAPIView):
 
 
 class AgentPassageDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="agents_passages_delete", responses={200: PassageOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="agents_passages_delete", responses={200: Passage, **errors(404)})
     def delete(self, request: Request, agent_id: str, passage_id: str) -> Response:
         passage = selectors.passage_get(agent=self.get_agent(agent_id), passage_id=passage_id)
         answer = passage_json(passage)

@@ -7,22 +7,33 @@ from typing import TYPE_CHECKING
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
+from typing_extensions import TypedDict
 
 from accounts.access import get_for_org
 from accounts.scoping import page
-from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import cursor_parameters
+from agents.api.errors import validation_detail
+from agents.api.openapi import cursor_parameters, errors
 from agents.api.run_stream import run_stream_response
 from agents.api.stream_guard import StreamGuard
+from agents.api.streaming import LettaStreamEvent
 from agents.errors import ValidationFailed
 from agents.models import Agent, Message, Run, RunStatus, Step
 from agents.runs import state as run_state
-from agents.wire.messages import letta_messages, run_json, step_json
+from agents.wire import resources as letta
+from agents.wire.messages import LettaMessage, letta_messages
+from agents.wire.resources import run_json, step_json
 
 if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
+
+
+class RunUsage(TypedDict):
+    completion_tokens: int
+    prompt_tokens: int
+    total_tokens: int
+    step_count: int
 
 
 def run_statuses(names: list[str]) -> list[str]:
@@ -47,7 +58,7 @@ class RunListView(OrgScopedAPIView):
             OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
             *cursor_parameters("run", limit=100, order="desc"),
         ],
-        responses={200: s.RunOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[letta.Run], **errors(404, 422)},
     )
     def get(self, request: Request) -> Response:
         queryset = Run.objects.for_org(self.organization)
@@ -72,17 +83,17 @@ class RunListView(OrgScopedAPIView):
 class ActiveRunListView(RunListView):
     active_only = True
 
-    @extend_schema(operation_id="runs_list_active", responses={200: s.RunOutput(many=True)})
+    @extend_schema(operation_id="runs_list_active", responses={200: list[letta.Run]})
     def get(self, request: Request) -> Response:
         return super().get(request)
 
 
 class RunDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="runs_retrieve", responses={200: s.RunOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_retrieve", responses={200: letta.Run, **errors(404)})
     def get(self, request: Request, run_id: str) -> Response:
         return Response(run_json(get_for_org(Run, self.organization, run_id)))
 
-    @extend_schema(operation_id="runs_delete", responses={200: s.RunOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_delete", responses={200: letta.Run, **errors(404)})
     def delete(self, request: Request, run_id: str) -> Response:
         run = run_state.cancel(get_for_org(Run, self.organization, run_id))
         body = run_json(run)
@@ -91,7 +102,7 @@ class RunDetailView(OrgScopedAPIView):
 
 
 class RunCancelView(OrgScopedAPIView):
-    @extend_schema(operation_id="runs_cancel", request=None, responses={200: s.RunOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_cancel", request=None, responses={200: letta.Run, **errors(404)})
     def post(self, request: Request, run_id: str) -> Response:
         return Response(run_json(run_state.cancel(get_for_org(Run, self.organization, run_id))))
 
@@ -100,7 +111,7 @@ class RunMessagesView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_messages_list",
         parameters=cursor_parameters("message", limit=100, order="asc"),
-        responses={200: s.LettaMessageOutput(many=True), 404: s.ErrorOutput},
+        responses={200: list[LettaMessage], **errors(404)},
     )
     def get(self, request: Request, run_id: str) -> Response:
         """``limit`` counts stored rows; a row may answer several messages (reasoning, text, calls) of one id."""
@@ -115,7 +126,7 @@ class RunStepsView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_steps_list",
         parameters=cursor_parameters("step", limit=100, order="asc"),
-        responses={200: s.StepOutput(many=True), 404: s.ErrorOutput},
+        responses={200: list[letta.Step], **errors(404)},
     )
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
@@ -125,17 +136,16 @@ class RunStepsView(OrgScopedAPIView):
 
 
 class RunUsageView(OrgScopedAPIView):
-    @extend_schema(operation_id="runs_usage_retrieve", responses={200: s.RunUsageOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="runs_usage_retrieve", responses={200: RunUsage, **errors(404)})
     def get(self, request: Request, run_id: str) -> Response:
         run = get_for_org(Run, self.organization, run_id)
-        return Response(
-            {
-                "completion_tokens": run.completion_tokens,
-                "prompt_tokens": run.prompt_tokens,
-                "total_tokens": run.total_tokens,
-                "step_count": run.step_count,
-            }
-        )
+        usage: RunUsage = {
+            "completion_tokens": run.completion_tokens,
+            "prompt_tokens": run.prompt_tokens,
+            "total_tokens": run.total_tokens,
+            "step_count": run.step_count,
+        }
+        return Response(usage)
 
 
 class RunStreamInput(serializers.Serializer):
@@ -157,14 +167,12 @@ class RunStreamView(OrgScopedAPIView):
     @extend_schema(
         operation_id="runs_stream",
         request=RunStreamInput,
-        responses={(200, "text/event-stream"): s.LettaStreamEventOutput, 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={(200, "text/event-stream"): LettaStreamEvent, **errors(404, 422)},
     )
     def post(self, request: Request, run_id: str) -> StreamingHttpResponse:
         run = get_for_org(Run, self.organization, run_id)
         body = RunStreamInput(data=request.data if isinstance(request.data, dict) else {})
         if not body.is_valid():
-            from agents.api.errors import validation_detail
-
             raise ValidationFailed(validation_detail(body.errors))
         data = body.validated_data
         return StreamGuard.respond(
@@ -179,7 +187,7 @@ class StepListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="steps_list",
         parameters=[OpenApiParameter("agent_id", str), *cursor_parameters("step", limit=50, order="desc")],
-        responses={200: s.StepOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[letta.Step], **errors(404, 422)},
     )
     def get(self, request: Request) -> Response:
         steps = Step.objects.for_org(self.organization)
@@ -191,6 +199,6 @@ class StepListView(OrgScopedAPIView):
 
 
 class StepDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="steps_retrieve", responses={200: s.StepOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="steps_retrieve", responses={200: letta.Step, **errors(404)})
     def get(self, request: Request, step_id: str) -> Response:
         return Response(step_json(get_for_org(Step, self.organization, step_id)))

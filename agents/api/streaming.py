@@ -1,58 +1,41 @@
-"""Engine events as Letta's streaming wire format (SSE ``data:`` frames).
+"""Server-sent events: the framing every stream shares, and a turn streamed while it executes inline.
 
-Rows the engine persisted are projected with ``wire.letta_messages_for_row``;
-with ``stream_tokens`` the deltas become per-token chunks of the same message
-(same ``id`` and ``otid``), and the assistant row they previewed is not sent
-again. Input rows (the user's message, the approval answer) are not echoed. A compaction's
-summary row is a ``user_message`` (Letta 0.13's wire), or, when the request asked with
-``include_compaction_messages``, an ``event_message`` and a ``summary_message`` (1.x).
+Chunks come from ``agents.wire.stream.StreamEncoder``, the one encoder of every stream, so an
+inline stream numbers its chunks (``seq_id``) exactly as the run's resumable stream
+(``agents.api.run_stream``) does: a client that loses an inline stream resumes it there.
+Input rows (the user's message, the approval answer) are not echoed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
-from django.utils import timezone
+from typing_extensions import TypedDict
 
-from agents.engine.events import (
-    MessageEvent,
-    ReasoningDeltaEvent,
-    RunFinishedEvent,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
-    TurnUsage,
-)
-from agents.wire.messages import compaction_messages, letta_messages_for_row, message_header, part_otid, row_kind
+from agents.engine.events import MessageEvent, RunFinishedEvent
+from agents.runs.dispatch import run_in_background
+from agents.wire.stream import StreamEncoder, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Mapping
 
-    from agents.engine.events import EngineEvent
-
-INPUT_ROLES = {"user", "approval", "system"}
+    from agents.runs.execute import RunExecution
 
 
-def stop_reason_json(stop_reason: str) -> dict[str, Any]:
-    return {"message_type": "stop_reason", "stop_reason": stop_reason}
+class LettaStreamEvent(TypedDict):
+    """One server-sent event: ``data:`` is a JSON LettaMessage (with its ``seq_id``), ``stop_reason``,
+    ``usage_statistics`` or ``ping`` object; the last event's data is ``[DONE]``. Comments
+    (``: keep-alive``) may come between events."""
+
+    data: str
 
 
-def usage_json(usage: TurnUsage, run_ids: list[str] | None = None) -> dict[str, Any]:
-    return {
-        "message_type": "usage_statistics",
-        "completion_tokens": usage.completion_tokens,
-        "prompt_tokens": usage.prompt_tokens,
-        "total_tokens": usage.total_tokens,
-        "step_count": usage.step_count,
-        "run_ids": run_ids,
-    }
-
-
-def sse_frame(payload: dict[str, Any] | str) -> bytes:
+def sse_frame(payload: Mapping[str, Any] | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"data: {data}\n\n".encode()
 
@@ -71,80 +54,37 @@ def sse_response(body: AsyncIterator[bytes]) -> StreamingHttpResponse:
     return response
 
 
-@dataclass
-class _PreviewRow:
-    """The header fields of an assistant row that is still being streamed."""
-
-    id: Any
-    step_id: Any
-    run_id: Any
-    created_at: datetime
-    name: str = ""
-    is_err: bool = False
+async def _pump(execution: RunExecution, queue: asyncio.Queue[Any]) -> None:
+    """Run the whole turn whatever happens to the client, so nothing persisted is lost and the lock is freed."""
+    try:
+        async for event in execution.events():
+            await queue.put(event)
+    finally:
+        await queue.put(None)
 
 
-@dataclass
-class LettaStreamEncoder:
-    """Turns engine events into LettaMessage chunks, in order."""
-
-    stream_tokens: bool
-    compaction_messages: bool = False  # a summary row as ``event_message`` + ``summary_message`` (1.x asks)
-    _parts: dict[tuple[Any, str, int], int] = field(default_factory=dict)
-    _started: dict[Any, datetime] = field(default_factory=dict)
-
-    def encode(self, event: EngineEvent) -> list[dict[str, Any]]:
+async def inline_stream(
+    execution: RunExecution, *, include_pings: bool, compaction_messages: bool = False
+) -> AsyncIterator[bytes]:
+    """The turn's events as SSE while it executes; the turn runs on if the client hangs up."""
+    encoder = StreamEncoder(compaction_messages=compaction_messages)
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    run_in_background(_pump(execution, queue))
+    while True:
+        try:
+            event = await asyncio.wait_for(queue.get(), timeout=settings.SSE_KEEPALIVE_SECONDS)
+        except TimeoutError:
+            yield keep_alive(include_pings=include_pings)
+            continue
+        if event is None:
+            break
         if isinstance(event, MessageEvent):
-            row = event.message
-            if self.compaction_messages and row_kind(row) == "summary":
-                return compaction_messages(row)
-            if row.role in INPUT_ROLES or (event.streamed and row.role == "assistant"):
-                return []
-            return letta_messages_for_row(row)
-        if isinstance(event, RunFinishedEvent):
-            return [stop_reason_json(event.stop_reason), usage_json(event.usage)]
-        return [self._delta(event)]
-
-    def _part_index(self, message_id: Any, kind: str, known: int | None = None) -> int:
-        key = (message_id, kind, 0)
-        if key not in self._parts:
-            self._parts[key] = known if known is not None else sum(1 for k in self._parts if k[0] == message_id)
-        return self._parts[key]
-
-    def _delta(self, event: ReasoningDeltaEvent | TextDeltaEvent | ToolCallDeltaEvent) -> dict[str, Any]:
-        started = self._started.setdefault(event.message_id, timezone.now())
-        if isinstance(event, ReasoningDeltaEvent | TextDeltaEvent):
-            kind = "reasoning" if isinstance(event, ReasoningDeltaEvent) else "text"
-            index = self._part_index(event.message_id, kind, event.part_index)
-            signature = event.signature if isinstance(event, ReasoningDeltaEvent) else None
-            return text_delta_chunk(
-                kind, event.message_id, event.step_id, event.run_id, started, index, event.text, signature
-            )
-        row = _PreviewRow(id=event.message_id, step_id=event.step_id, run_id=event.run_id, created_at=started)
-        kind = "approval_request_message" if event.requires_approval else "tool_call_message"
-        otid = part_otid(event.message_id, self._part_index(event.message_id, kind))
-        return message_header(row, kind, otid) | {
-            "tool_call": {"name": event.name, "arguments": event.arguments_delta, "tool_call_id": event.tool_call_id},
-            "tool_calls": None,
-        }
-
-
-def text_delta_chunk(
-    kind: str,
-    message_id: Any,
-    step_id: Any,
-    run_id: Any,
-    started: datetime,
-    part_index: int,
-    text: str,
-    signature: str | None = None,
-) -> dict[str, Any]:
-    """A reasoning (``kind="reasoning"``) or assistant (``"text"``) delta as a chunk of the LettaMessage it previews."""
-    row = _PreviewRow(id=message_id, step_id=step_id, run_id=run_id, created_at=started)
-    otid = part_otid(message_id, part_index)
-    if kind == "reasoning":
-        return message_header(row, "reasoning_message", otid) | {
-            "source": "reasoner_model",
-            "reasoning": text,
-            "signature": signature,
-        }
-    return message_header(row, "assistant_message", otid) | {"content": text}
+            row = output_row(event.message)
+            chunks = encoder.rows_committed([row] if row else [], live=True)
+        elif isinstance(event, RunFinishedEvent):
+            chunks = [dict(stop_reason_json(event.stop_reason)), dict(usage_json(event.usage))]
+        else:
+            chunks = encoder.delta(event)
+        for chunk in chunks:
+            yield sse_frame(chunk)
+    yield sse_frame("[DONE]")

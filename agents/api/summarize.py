@@ -9,21 +9,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.memory.compaction import agent_summarize
+from agents.api.openapi import errors
+from agents.memory.compaction import SummarizeAnswer, agent_summarize
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
-
-SUMMARY_ANSWER = inline_serializer(
-    "SummarizeOutput",
-    {
-        "summary": serializers.CharField(allow_null=True),
-        "num_messages_before": serializers.IntegerField(),
-        "num_messages_after": serializers.IntegerField(),
-    },
-)
 
 
 class AgentSummarizeView(OrgScopedAPIView):
@@ -38,7 +29,7 @@ class AgentSummarizeView(OrgScopedAPIView):
             "SummarizeInput",
             {"compaction_settings": serializers.JSONField(required=False, allow_null=True)},
         ),
-        responses={200: SUMMARY_ANSWER, 404: s.ErrorOutput, 409: s.ErrorOutput},
+        responses={200: SummarizeAnswer, **errors(404, 409)},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)

@@ -14,9 +14,9 @@ from rest_framework.response import Response
 
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
-from agents.api.openapi import cursor_parameters
+from agents.api.openapi import cursor_parameters, errors
 from agents.errors import Conflict, InvalidArgument
-from agents.wire.messages import tool_json
+from agents.wire.resources import Tool, tool_json
 from tools import selectors as tool_selectors
 from tools import services as tool_services
 from tools.models import ToolKind
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
     from rest_framework.request import Request
 
-    from tools.models import Tool
+    from tools.models import Tool as ToolRow
 
-ERRORS = {400: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput, 422: s.ErrorOutput}
+ERRORS = errors(400, 404, 409, 422)
 _SOURCE_FIELDS = ("description", "tags", "return_char_limit", "default_requires_approval", "args_json_schema")
 
 
@@ -64,7 +64,7 @@ class ToolListView(OrgScopedAPIView):
             OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
             *cursor_parameters("tool", limit=50, order="desc"),
         ],
-        responses={200: s.ToolOutput(many=True), 404: s.ErrorOutput, 422: s.ErrorOutput},
+        responses={200: list[Tool], **errors(404, 422)},
     )
     def get(self, request: Request) -> Response:
         tools = tool_selectors.tool_list(
@@ -80,44 +80,39 @@ class ToolListView(OrgScopedAPIView):
         )
         return Response([tool_json(tool) for tool in tools])
 
-    @extend_schema(operation_id="tools_create", request=s.ToolCreateInput, responses={200: s.ToolOutput, **ERRORS})
+    @extend_schema(operation_id="tools_create", request=s.ToolCreateInput, responses={200: Tool, **ERRORS})
     def post(self, request: Request) -> Response:
-        data = _tool_body(request, s.ToolCreateInput)
-        tool: Tool = _calling_tool_services(
-            lambda: tool_services.tool_create(
-                organization=self.organization,  # type: ignore[arg-type]  # never None: HasOrganization
-                created_by=self.acting_user,
-                source_code=data["source_code"],
-                **s.present(data, *_SOURCE_FIELDS, "json_schema", "source_type"),
-            )
-        )
-        return Response(tool_json(tool))
+        return self._from_source(tool_services.tool_create, *_SOURCE_FIELDS, "json_schema", "source_type")
 
     @extend_schema(
         operation_id="tools_upsert",
         description="Create or update the tool defined by `source_code` (its name comes from the function).",
         request=s.ToolCreateInput,
-        responses={200: s.ToolOutput, **ERRORS},
+        responses={200: Tool, **ERRORS},
     )
     def put(self, request: Request) -> Response:
-        data = _tool_body(request, s.ToolCreateInput)
-        tool: Tool = _calling_tool_services(
-            lambda: tool_services.tool_upsert_from_source(
-                organization=self.organization,  # type: ignore[arg-type]  # never None: HasOrganization
+        return self._from_source(tool_services.tool_upsert_from_source, *_SOURCE_FIELDS)
+
+    def _from_source(self, service: Callable[..., ToolRow], *fields: str) -> Response:
+        """The tool ``service`` makes of the body's ``source_code`` and those of ``fields`` it sends."""
+        data = _tool_body(self.request, s.ToolCreateInput)
+        tool: ToolRow = _calling_tool_services(
+            lambda: service(
+                organization=self.organization,
                 created_by=self.acting_user,
                 source_code=data["source_code"],
-                **s.present(data, *_SOURCE_FIELDS),
+                **s.present(data, *fields),
             )
         )
         return Response(tool_json(tool))
 
 
 class ToolDetailView(OrgScopedAPIView):
-    @extend_schema(operation_id="tools_retrieve", responses={200: s.ToolOutput, 404: s.ErrorOutput})
+    @extend_schema(operation_id="tools_retrieve", responses={200: Tool, **errors(404)})
     def get(self, request: Request, tool_id: str) -> Response:
         return Response(tool_json(self.get_tool(tool_id)))
 
-    @extend_schema(operation_id="tools_modify", request=s.ToolUpdateInput, responses={200: s.ToolOutput, **ERRORS})
+    @extend_schema(operation_id="tools_modify", request=s.ToolUpdateInput, responses={200: Tool, **ERRORS})
     def patch(self, request: Request, tool_id: str) -> Response:
         tool = self.get_tool(tool_id)
         data = _tool_body(request, s.ToolUpdateInput)
@@ -135,7 +130,7 @@ class ToolDetailView(OrgScopedAPIView):
         tool = _calling_tool_services(lambda: tool_services.tool_update(tool=tool, **fields))
         return Response(tool_json(tool))
 
-    @extend_schema(operation_id="tools_delete", responses={200: None, 404: s.ErrorOutput})
+    @extend_schema(operation_id="tools_delete", responses={200: None, **errors(404)})
     def delete(self, request: Request, tool_id: str) -> JsonResponse:
         tool_services.tool_delete(tool=self.get_tool(tool_id))
         # Letta answers a JSON ``null`` body; DRF's renderer would send an empty one.
@@ -143,7 +138,7 @@ class ToolDetailView(OrgScopedAPIView):
 
 
 class BaseToolsView(OrgScopedAPIView):
-    @extend_schema(operation_id="tools_upsert_base_tools", request=None, responses={200: s.ToolOutput(many=True)})
+    @extend_schema(operation_id="tools_upsert_base_tools", request=None, responses={200: list[Tool]})
     def post(self, request: Request) -> Response:
         tools = tool_services.base_tools_upsert(organization=self.organization)  # type: ignore[arg-type]  # never None: HasOrganization
         return Response([tool_json(tool) for tool in tools])

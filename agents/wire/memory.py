@@ -1,26 +1,85 @@
-"""Blocks, an agent's memory and passages as Letta's wire JSON (``Block``, ``Memory``, ``Passage``)."""
+"""Blocks, an agent's memory and passages as Letta's wire JSON (``Block``, ``Memory``, ``Passage``).
+
+The caller reads the blocks (``agents.memory.selectors.agent_blocks``, in prompt order) and passes them in.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from agents.memory.selectors import agent_blocks
+from typing_extensions import TypedDict
+
+from agents.wire.values import DateTime, letta_timestamp
 
 if TYPE_CHECKING:
-    from agents.models import Agent, Block, Passage
+    from collections.abc import Iterable
+
+    from agents.models import Block as BlockRow
+    from agents.models import Passage as PassageRow
 
 AGENT_TYPE = "letta_v1_agent"
 
 
-def _timestamp(value: datetime | None) -> str | None:
-    """A resource timestamp as Letta writes it: UTC ISO 8601 with a ``Z``."""
-    if value is None:
-        return None
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+class Block(TypedDict):
+    value: str
+    limit: int
+    project_id: str | None
+    template_name: str | None
+    is_template: bool
+    template_id: str | None
+    base_template_id: str | None
+    deployment_id: str | None
+    entity_id: str | None
+    preserve_on_migration: bool
+    label: str
+    read_only: bool
+    description: str | None
+    metadata: dict[str, Any]
+    hidden: bool | None
+    tags: list[str]
+    id: str
+    created_by_id: str | None
+    last_updated_by_id: str | None
+    created_at: DateTime | None
+    updated_at: DateTime | None
 
 
-def block_json(block: Block) -> dict[str, Any]:
+class Memory(TypedDict):
+    agent_type: str
+    blocks: list[Block]
+    file_blocks: list[dict[str, Any]]
+    prompt_template: str
+
+
+class Passage(TypedDict):
+    created_by_id: str | None
+    last_updated_by_id: str | None
+    created_at: DateTime | None
+    updated_at: DateTime | None
+    is_deleted: bool
+    archive_id: str | None
+    source_id: str | None
+    file_id: str | None
+    file_name: str | None
+    metadata: dict[str, Any]
+    tags: list[str]
+    id: str
+    text: str
+    embedding: list[float] | None
+    """Always ``null``: the vector is large and clients rarely need it."""
+    embedding_config: dict[str, Any] | None
+    agent_id: str
+
+
+class ArchivalSearchResult(TypedDict):
+    """Letta's ``ArchivalMemorySearchResult``: one hit (``agents.memory.archival.search_result``)."""
+
+    timestamp: DateTime
+    content: str
+    tags: list[str]
+
+
+def block_json(block: BlockRow) -> Block:
     """Letta's ``Block``."""
     return {
         "value": block.value,
@@ -42,33 +101,28 @@ def block_json(block: Block) -> dict[str, Any]:
         "id": block.public_id,
         "created_by_id": None,
         "last_updated_by_id": None,
-        "created_at": _timestamp(block.created_at),
-        "updated_at": _timestamp(block.updated_at),
+        "created_at": letta_timestamp(block.created_at),
+        "updated_at": letta_timestamp(block.updated_at),
     }
 
 
-def blocks_json(agent: Agent) -> list[dict[str, Any]]:
-    """The agent's blocks in prompt order (``AgentState.blocks``)."""
-    return [block_json(block) for block in agent_blocks(agent)]
+def blocks_json(blocks: Iterable[BlockRow]) -> list[Block]:
+    """An agent's blocks, in the order given (prompt order for ``AgentState.blocks``)."""
+    return [block_json(block) for block in blocks]
 
 
-def memory_json(agent: Agent, blocks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Letta's ``Memory`` of an agent (``AgentState.memory``)."""
-    return {
-        "agent_type": AGENT_TYPE,
-        "blocks": blocks if blocks is not None else blocks_json(agent),
-        "file_blocks": [],
-        "prompt_template": "",
-    }
+def memory_json(blocks: list[Block]) -> Memory:
+    """Letta's ``Memory`` of an agent (``AgentState.memory``), of its rendered blocks."""
+    return {"agent_type": AGENT_TYPE, "blocks": blocks, "file_blocks": [], "prompt_template": ""}
 
 
-def passage_json(passage: Passage) -> dict[str, Any]:
+def passage_json(passage: PassageRow) -> Passage:
     """Letta's ``Passage`` (the embedding itself is left out: it is large and clients rarely need it)."""
     return {
         "created_by_id": None,
         "last_updated_by_id": None,
-        "created_at": _timestamp(passage.created_at),
-        "updated_at": _timestamp(passage.updated_at),
+        "created_at": letta_timestamp(passage.created_at),
+        "updated_at": letta_timestamp(passage.updated_at),
         "is_deleted": False,
         "archive_id": None,
         "source_id": None,

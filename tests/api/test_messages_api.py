@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from agents import services
 from agents.models import Agent, Message, Run, Step
 from tests.support.api import api_client
-from tests.support.streams import seq_ids
+from tests.support.streams import TRAILERS, assemble, seq_ids
 from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 from tools.services import tool_upsert_from_source
 
@@ -157,6 +157,43 @@ def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent, ro
         "stop_reason",
         "usage_statistics",
     ]
+
+
+@pytest.mark.parametrize("stream_tokens", [True, False], ids=["tokens", "whole"])
+def test_an_inline_stream_numbers_its_chunks_like_the_runs_stream_which_resumes_after_any_of_them(
+    alice_api, demo_agent, stream_tokens
+):
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/stream",
+        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}], "stream_tokens": stream_tokens},
+        format="json",
+    )
+    inline = [c for c in sse(response) if c["message_type"] not in TRAILERS]
+    run_stream = f"/v1/runs/{Run.objects.get().public_id}/stream"
+
+    stored = sse(alice_api.post(run_stream, {}, format="json"))
+    assert seq_ids(inline) == sorted(set(seq_ids(inline)))
+    assert assemble(inline) == assemble(stored)
+    for cut, chunk in enumerate(inline):
+        resumed = sse(alice_api.post(run_stream, {"starting_after": chunk["seq_id"]}, format="json"))
+        assert assemble(inline[: cut + 1] + resumed) == assemble(stored), chunk
+
+
+def test_tool_call_deltas_carry_their_own_seq_id_and_the_calls_id_and_otid(alice_api, demo_agent):
+    response = alice_api.post(
+        f"/v1/agents/{demo_agent.public_id}/messages/stream",
+        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}], "stream_tokens": True},
+        format="json",
+    )
+
+    calls = [c for c in sse(response) if c["message_type"] == "tool_call_message"]
+    stored = Message.objects.filter(agent=demo_agent, role="assistant").order_by("seq").first()
+    assert len(calls) > 2
+    assert {(c["id"], c["otid"]) for c in calls} == {(stored.public_id, calls[0]["otid"])}
+    assert calls[0]["tool_call"]["arguments"] is None
+    assert all(c["tool_calls"] is None for c in calls)
+    assert "".join(c["tool_call"]["arguments"] or "" for c in calls) == stored.tool_calls[0]["arguments"]
+    assert len({c["seq_id"] for c in calls}) == len(calls)
 
 
 def test_stream_errors_before_the_first_chunk_are_plain_json(alice_api, demo_agent):

@@ -11,6 +11,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from agents.api.urls import urlpatterns
+from agents.wire.resources import AgentState
 
 pytestmark = pytest.mark.django_db
 
@@ -97,12 +98,12 @@ def test_it_documents_the_stream_as_events_and_the_blocking_answer_as_a_letta_re
 
     for operation_id in ("agents_messages_create_stream", "runs_stream"):
         assert by_id[operation_id]["responses"]["200"]["content"] == {
-            "text/event-stream": {"schema": {"$ref": "#/components/schemas/LettaStreamEventOutput"}}
+            "text/event-stream": {"schema": {"$ref": "#/components/schemas/LettaStreamEvent"}}
         }
     blocking = by_id["agents_messages_create"]["responses"]["200"]["content"]["application/json"]
-    assert blocking["schema"] == {"$ref": "#/components/schemas/LettaResponseOutput"}
+    assert blocking["schema"] == {"$ref": "#/components/schemas/LettaResponse"}
     assert by_id["agents_messages_create_async"]["responses"]["200"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/RunOutput"
+        "$ref": "#/components/schemas/Run"
     }
 
 
@@ -121,3 +122,25 @@ def test_it_documents_401_and_429_wherever_a_key_is_needed_and_422_wherever_ther
     assert {op for op in keyed if not {"401", "429"} <= set(by_id[op]["responses"])} == set()
     assert {op for op in with_input if "422" not in by_id[op]["responses"]} == set()
     assert set(by_id["health_check"]["responses"]) == {"200"}
+
+
+def test_it_documents_answers_from_the_types_the_wire_returns(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    listed = operations(document)["agents_messages_list"]["responses"]["200"]["content"]["application/json"]
+
+    assert list(schemas["AgentState"]["properties"]) == list(AgentState.__annotations__)
+    assert set(schemas["AgentState"]["required"]) == set(AgentState.__required_keys__)
+    assert listed["schema"]["items"]["discriminator"]["propertyName"] == "message_type"
+    assert set(listed["schema"]["items"]["discriminator"]["mapping"]) == {
+        "system_message",
+        "user_message",
+        "reasoning_message",
+        "hidden_reasoning_message",
+        "assistant_message",
+        "tool_call_message",
+        "approval_request_message",
+        "tool_return_message",
+        "approval_response_message",
+        "event_message",
+        "summary_message",
+    }

@@ -13,6 +13,7 @@ from tests.support.databases import scratch_database
 from tests.support.live_server import start_live_server
 from tests.support.polling import poll
 from tests.support.streams import TRAILERS, assemble, seq_ids
+from tests.tool_sources import DICE_SOURCE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -43,8 +44,10 @@ def api(server: LiveServer) -> Iterator[httpx.Client]:
         yield client
 
 
-def new_agent(api: httpx.Client) -> str:
-    return str(api.post("/v1/agents/", json={"name": "stream", "model": "demo/echo-1"}).raise_for_status().json()["id"])
+def new_agent(api: httpx.Client, *tool_sources: str) -> str:
+    tool_ids = [api.put("/v1/tools/", json={"source_code": s}).raise_for_status().json()["id"] for s in tool_sources]
+    body = {"name": "stream", "model": "demo/echo-1", "tool_ids": tool_ids}
+    return str(api.post("/v1/agents/", json=body).raise_for_status().json()["id"])
 
 
 def chunks(
@@ -95,6 +98,48 @@ def test_resuming_mid_message_loses_nothing_and_doubles_nothing(api: httpx.Clien
     assert assemble(first + rest) == assemble(whole)
     assert seq_ids(first + rest) == sorted(set(seq_ids(first + rest)))
     assert rest[-2]["stop_reason"] == "end_turn"
+
+
+def test_a_background_stream_sends_tool_call_deltas_and_resumes_in_the_middle_of_a_call(api: httpx.Client):
+    agent_id = new_agent(api, DICE_SOURCE)
+    body = {"input": "call roll_dice with num_sides=6", "background": True}
+    stream = f"/v1/agents/{agent_id}/messages/stream"
+
+    def calls(received: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [c for c in received if c["message_type"] == "tool_call_message"]
+
+    first = chunks(api, stream, body, hang_up=lambda received: len(calls(received)) >= 2)
+    [run] = api.get("/v1/runs/", params={"agent_id": agent_id}).json()
+    rest = chunks(api, f"/v1/runs/{run['id']}/stream", {"starting_after": seq_ids(first)[-1]})
+
+    poll(lambda: api.get(f"/v1/runs/{run['id']}").json(), lambda r: r["status"] == "completed")
+    whole = chunks(api, f"/v1/runs/{run['id']}/stream", {})
+    assert [c["tool_calls"] for c in calls(first)] == [None, None], "the call came whole, not as deltas"
+    assert len({(c["id"], c["otid"]) for c in calls(first + rest)}) == 1
+    assert assemble(first + rest) == assemble(whole)
+    assert seq_ids(first + rest) == sorted(set(seq_ids(first + rest)))
+
+
+def test_a_stream_opened_after_a_tools_results_keeps_them_in_their_place(api: httpx.Client):
+    agent_id = new_agent(api, DICE_SOURCE)
+    run = api.post(f"/v1/agents/{agent_id}/messages/async", json={"input": "call roll_dice with num_sides=6"}).json()
+    stream = f"/v1/runs/{run['id']}/stream"
+    poll(
+        lambda: [m["message_type"] for m in api.get(f"/v1/runs/{run['id']}/messages").json()],
+        lambda kinds: "tool_return_message" in kinds,
+        interval=0.01,
+    )
+
+    joined = chunks(api, stream, {})
+
+    whole = chunks(api, stream, {})
+    assert [kind for kind, _, _ in assemble(joined)][-3:] == [
+        "tool_return_message",
+        "reasoning_message",
+        "assistant_message",
+    ]
+    assert assemble(joined) == assemble(whole)
+    assert seq_ids(joined) == sorted(set(seq_ids(joined)))
 
 
 def test_a_finished_run_streams_whole_messages_and_resumes_after_any_of_them(api: httpx.Client):

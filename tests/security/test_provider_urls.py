@@ -15,12 +15,12 @@ from django.urls import reverse
 
 from accounts.models import ProviderSettings
 from agents import services
+from agents.api.states import agent_state_of
 from agents.llm.anthropic import AnthropicClient
 from agents.llm.base import LLMBadRequest, LLMConnectionError, LLMError
 from agents.llm.connections import close_shared_clients
 from agents.llm.openai import OpenAIClient
 from agents.llm.registry import ProviderURLNotAllowed, get_llm_client
-from agents.wire.messages import agent_state
 from tests.factories import OrganizationFactory, UserFactory
 from tests.fake_llm.script import Fault, Reply
 from tests.llm.helpers import make_request
@@ -198,7 +198,7 @@ def test_agents_never_show_the_servers_own_provider_base_url(cast, settings):
     settings.ANTHROPIC_BASE_URL = "http://10.0.0.7:8080/internal-anthropic"
     agent = services.agent_create(organization=cast.org_a, name="a", model="anthropic/claude-sonnet-4-5-20250929")
 
-    state = agent_state(agent)
+    state = agent_state_of(agent)
 
     assert state["llm_config"]["model_endpoint"] == "https://api.anthropic.com/v1"
     assert "10.0.0.7" not in str(state)

@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
+from agents.engine.events import ReasoningDeltaEvent, TextDeltaEvent, ToolCallDeltaEvent
 from agents.engine.store import MessageSnapshot
-from agents.models import Run, RunStatus, Step, StepStatus
-from agents.wire.messages import agent_state, letta_messages_for_row, part_otid, run_json, step_json, tool_json
+from agents.memory.selectors import agent_blocks
+from agents.models import Agent, Run, RunStatus, Step, StepStatus
+from agents.selectors import agent_tool_rows
+from agents.wire.messages import letta_messages_for_row, part_otid
+from agents.wire.resources import AgentState, agent_state, run_json, step_json, tool_json
+from agents.wire.stream import StreamEncoder, output_row
 from tests.conftest import Cast
 from tests.factories import AgentFactory, AgentToolFactory, MessageFactory, RunFactory, ToolFactory
 from tests.wire.conftest import captured_messages, captured_response
@@ -32,6 +37,10 @@ def snapshot(role: str, **fields: Any) -> MessageSnapshot:
         created_at=WHEN,
         **fields,
     )
+
+
+def state_of(agent: Agent) -> AgentState:
+    return agent_state(agent, blocks=agent_blocks(agent), agent_tools=agent_tool_rows(agent), message_ids=[])
 
 
 def call(call_id: str, name: str, *, gated: bool) -> dict[str, Any]:
@@ -223,7 +232,7 @@ def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
     gated = AgentToolFactory(agent=agent, tool__default_requires_approval=True, tool__name="get_secret_code_tool")
     AgentToolFactory(agent=agent, tool__name="roll_dice_tool")
 
-    state = agent_state(agent, message_ids=[])
+    state = state_of(agent)
 
     captured = captured_response(letta_capture, "POST", "/v1/agents/")
     assert list(state)[: len(captured)] == list(captured)
@@ -246,7 +255,7 @@ def test_it_keeps_stored_tool_rules_and_drops_the_approval_rule_of_an_overridden
     AgentToolFactory(agent=agent, tool__default_requires_approval=True, requires_approval=False)
 
     stored = [{"tool_name": "t", "type": "exit_loop", "prompt_template": None}]  # as agent_create stores it
-    assert agent_state(agent, message_ids=[])["tool_rules"] == stored
+    assert state_of(agent)["tool_rules"] == stored
 
 
 @pytest.mark.django_db
@@ -279,3 +288,141 @@ def test_it_renders_runs_and_steps_in_letta_shape(cast: Cast) -> None:
     assert (rendered_step["prompt_tokens"], rendered_step["total_tokens"]) == (624, 712)
     assert rendered_step["status"] == "success"
     assert rendered_step["stop_reason"] == "requires_approval"
+
+
+# --- the stream encoder (``agents.wire.stream``) ---------------------------------------------
+
+MESSAGE_ID = f"message-{ROW_ID}"
+
+
+def reasoning(text: str, offset: int, part: int = 0) -> ReasoningDeltaEvent:
+    return ReasoningDeltaEvent(RUN_ID, 1, MESSAGE_ID, STEP_ID, text, part_index=part, offset=offset)
+
+
+def tool_delta(
+    index: int, arguments: str | None, *, gated: bool, call_id: str = "toolu_a", message_id: str = MESSAGE_ID
+) -> ToolCallDeltaEvent:
+    return ToolCallDeltaEvent(RUN_ID, 1, message_id, STEP_ID, index, call_id, "get_secret_code", arguments, gated)
+
+
+def committed(encoder: StreamEncoder, row: MessageSnapshot) -> list[dict[str, Any]]:
+    output = output_row(row)
+    assert output is not None
+    return encoder.rows_committed([output], live=True)
+
+
+def test_the_encoder_streams_tool_call_deltas_in_lettas_form_each_with_its_seq_id() -> None:
+    encoder = StreamEncoder()
+    chunks = [
+        *encoder.delta(reasoning("Let me ", 0)),
+        *encoder.delta(reasoning("call it.", 7)),
+        *encoder.delta(tool_delta(1, None, gated=True)),
+        *encoder.delta(tool_delta(1, '{"input_text"', gated=True)),
+        *encoder.delta(tool_delta(1, ': "hi"}', gated=True)),
+    ]
+    row = snapshot(
+        "assistant",
+        content=[{"type": "reasoning", "text": "Let me call it.", "signature": None}],
+        tool_calls=[{"id": "toolu_a", "name": "get_secret_code", "arguments": '{"input_text": "hi"}',
+                     "requires_approval": True}],
+    )  # fmt: skip
+
+    assert committed(encoder, row) == []
+    calls = [c for c in chunks if c["message_type"] == "approval_request_message"]
+    assert [c["tool_call"]["arguments"] for c in calls] == [None, '{"input_text"', ': "hi"}']
+    assert {(c["id"], c["otid"]) for c in calls} == {(MESSAGE_ID, part_otid(ROW_ID, 1))}
+    assert all(c["tool_calls"] is None for c in calls)
+    assert [c["seq_id"] for c in chunks] == [10_000_007, 10_000_015, 20_000_001, 20_000_014, 20_000_021]
+
+
+def test_resuming_in_the_middle_of_a_call_sends_the_rest_of_it_then_the_later_calls_whole() -> None:
+    calls = [
+        {"id": "toolu_a", "name": "get_secret_code", "arguments": '{"input_text": "a"}', "requires_approval": True},
+        {"id": "toolu_b", "name": "get_secret_code", "arguments": '{"input_text": "b"}', "requires_approval": True},
+    ]
+    row = snapshot("assistant", tool_calls=calls)
+
+    # The client holds the call's opening and 5 characters of its arguments.
+    rest = committed(StreamEncoder(starting_after=10_000_006), row)
+
+    assert [c["tool_call"] for c in rest] == [
+        {"name": "get_secret_code", "arguments": 'ut_text": "a"}', "tool_call_id": "toolu_a"},
+        {"name": "get_secret_code", "arguments": '{"input_text": "b"}', "tool_call_id": "toolu_b"},
+    ]
+    assert [c["seq_id"] for c in rest] == [10_000_020, 19_999_999]
+
+
+def test_a_previewed_call_that_turned_out_free_is_sent_whole_at_its_commit() -> None:
+    encoder = StreamEncoder()
+    sent = [*encoder.delta(tool_delta(0, None, gated=True)), *encoder.delta(tool_delta(0, "{}", gated=True))]
+    call = {"id": "toolu_a", "name": "get_secret_code", "arguments": "{}", "requires_approval": False}
+
+    [whole] = committed(encoder, snapshot("assistant", tool_calls=[call]))
+
+    assert [c["message_type"] for c in sent] == ["approval_request_message"] * 2
+    assert whole["message_type"] == "tool_call_message"
+    assert whole["tool_calls"] == [{"name": "get_secret_code", "arguments": "{}", "tool_call_id": "toolu_a"}]
+    assert whole["seq_id"] == 19_999_999
+
+
+def test_a_part_that_does_not_stream_holds_back_the_deltas_after_it_so_seq_ids_keep_their_order() -> None:
+    encoder = StreamEncoder()
+    held = encoder.delta(TextDeltaEvent(RUN_ID, 1, MESSAGE_ID, STEP_ID, "Hi", part_index=1, offset=0))
+    row = snapshot(
+        "assistant", content=[{"type": "redacted_reasoning", "data": "opaque"}, {"type": "text", "text": "Hi"}]
+    )
+
+    chunks = committed(encoder, row)
+
+    assert held == []
+    assert [(c["message_type"], c["seq_id"]) for c in chunks] == [
+        ("hidden_reasoning_message", 19_999_999),
+        ("assistant_message", 29_999_999),
+    ]
+
+
+def test_a_stream_that_joins_midway_sends_calls_only_once_it_has_seen_a_row_begin() -> None:
+    encoder = StreamEncoder(continuous=False)
+    missed_start = encoder.delta(tool_delta(0, '"a"}', gated=False))
+    row = snapshot("assistant", tool_calls=[{"id": "toolu_a", "name": "get_secret_code", "arguments": '{"x": "a"}',
+                                             "requires_approval": False}])  # fmt: skip
+    [whole] = committed(encoder, row)
+    next_row = encoder.delta(tool_delta(0, None, gated=False, call_id="toolu_b", message_id=f"message-{uuid.uuid4()}"))
+
+    assert missed_start == []
+    assert whole["tool_calls"][0]["arguments"] == '{"x": "a"}'
+    assert whole["seq_id"] == 19_999_999
+    assert [c["seq_id"] for c in next_row] == [20_000_001]
+
+
+def test_a_summary_counts_in_the_numbering_but_shows_only_when_asked() -> None:
+    summary = snapshot("user", content=[{"type": "text", "text": "summary"}], metadata={"kind": "summary"})
+    answer = snapshot("assistant", id=uuid.uuid4(), content=[{"type": "text", "text": "Hi"}])
+
+    plain = StreamEncoder()
+    asked = StreamEncoder(compaction_messages=True)
+
+    assert [c["seq_id"] for c in committed(plain, summary) + committed(plain, answer)] == [39_999_999]
+    shown = committed(asked, summary) + committed(asked, answer)
+    assert [(c["message_type"], c["seq_id"]) for c in shown] == [
+        ("event_message", 19_999_999),
+        ("summary_message", 29_999_999),
+        ("assistant_message", 39_999_999),
+    ]
+
+
+def test_text_after_previewed_calls_is_held_and_the_commit_sends_the_row_as_stored_in_order() -> None:
+    encoder = StreamEncoder()
+    previewed = encoder.delta(tool_delta(0, None, gated=False))
+    held = encoder.delta(TextDeltaEvent(RUN_ID, 1, MESSAGE_ID, STEP_ID, "Done.", part_index=0, offset=0))
+    call = {"id": "toolu_a", "name": "get_secret_code", "arguments": "{}", "requires_approval": False}
+    row = snapshot("assistant", content=[{"type": "text", "text": "Done."}], tool_calls=[call])
+
+    chunks = committed(encoder, row)
+
+    assert [c["seq_id"] for c in previewed] == [10_000_001]
+    assert held == []
+    assert [(c["message_type"], c["seq_id"]) for c in chunks] == [
+        ("assistant_message", 19_999_999),
+        ("tool_call_message", 29_999_999),
+    ]

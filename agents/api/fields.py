@@ -1,0 +1,31 @@
+"""What the API's input serializers share: optional fields, the integer bound, and stricter variants."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rest_framework import serializers
+
+# The largest value the integer columns (``PositiveIntegerField``) hold on every database.
+MAX_STORED_INT = 2**31 - 1
+
+
+def optional(field_class: type[Any], *args: Any, **kwargs: Any) -> Any:
+    """An optional, nullable field (DRF rebuilds fields from their arguments, so set them there)."""
+    return field_class(*args, required=False, allow_null=True, **kwargs)
+
+
+class Stricter(serializers.Serializer):
+    """A variant of the input serializer it is mixed into: the fields in ``needs`` become required
+    (and not null), those in ``leaves_out`` go; the others, and their order, stay as they are."""
+
+    needs: ClassVar[tuple[str, ...]] = ()
+    leaves_out: ClassVar[tuple[str, ...]] = ()
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = dict(super().get_fields())
+        for name in self.leaves_out:
+            del fields[name]
+        for name in self.needs:
+            fields[name].required, fields[name].allow_null = True, False
+        return fields
