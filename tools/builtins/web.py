@@ -107,10 +107,10 @@ class Page:
 
 @dataclass(frozen=True)
 class _Target:
-    """Where one request goes: the URL with the checked address in place of the host name."""
+    """Where one request goes: the URL with each checked address in place of the host name."""
 
     url: str
-    connect_url: httpx.URL
+    connect_urls: tuple[httpx.URL, ...]
     host: str
     host_header: str
 
@@ -148,23 +148,7 @@ async def _follow(url: str, limits: FetchLimits) -> Page:
         current = url
         for _ in range(limits.max_redirects + 1):
             target = await _checked_target(current, first=url, limits=limits)
-            request = client.build_request(
-                "GET",
-                target.connect_url,
-                headers={**headers, "Host": target.host_header},
-                extensions={"sni_hostname": target.host},
-            )
-            try:
-                response = await client.send(request, stream=True)
-            except httpx.ConnectTimeout:
-                raise ToolError(
-                    f"Error fetching webpage: {target.host} did not accept a connection within "
-                    f"{limits.connect_seconds:g} s (WEB_FETCH_CONNECT_TIMEOUT_SECONDS)."
-                ) from None
-            except httpx.TimeoutException:
-                raise _read_timeout(current, limits) from None
-            except httpx.HTTPError as exc:
-                raise ToolError(f"Error fetching webpage: {type(exc).__name__}: {exc}") from None
+            response = await _send(client, target, headers, limits)
             try:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
@@ -183,12 +167,43 @@ async def _follow(url: str, limits: FetchLimits) -> Page:
     raise ToolError(f"Error fetching webpage: more than {limits.max_redirects} redirects (WEB_FETCH_MAX_REDIRECTS).")
 
 
+async def _send(
+    client: httpx.AsyncClient, target: _Target, headers: dict[str, str], limits: FetchLimits
+) -> httpx.Response:
+    """The response headers from the first checked address that accepts the connection."""
+    failure: httpx.HTTPError | None = None
+    for connect_url in target.connect_urls:
+        request = client.build_request(
+            "GET",
+            connect_url,
+            headers={**headers, "Host": target.host_header},
+            extensions={"sni_hostname": target.host},
+        )
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectError as exc:  # refused or unreachable: the host's next address
+            failure = exc
+        except httpx.ConnectTimeout:
+            raise ToolError(
+                f"Error fetching webpage: {target.host} did not accept a connection within "
+                f"{limits.connect_seconds:g} s (WEB_FETCH_CONNECT_TIMEOUT_SECONDS)."
+            ) from None
+        except httpx.TimeoutException:
+            raise _read_timeout(target.url, limits) from None
+        except httpx.HTTPError as exc:
+            raise ToolError(f"Error fetching webpage: {type(exc).__name__}: {exc}") from None
+    raise ToolError(f"Error fetching webpage: {target.host} refused the connection ({failure}).")
+
+
 async def _checked_target(url: str, *, first: str, limits: FetchLimits) -> _Target:
-    parts = httpx.URL(url)
+    try:
+        parts = httpx.URL(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except httpx.InvalidURL as exc:
+        raise ToolError(f"Invalid URL {url!r}: {exc}.") from None
     host = parts.host
     if not host:
         raise ToolError(f"Invalid URL {url!r}: it has no host name.")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         addresses = await asyncio.wait_for(
             asyncio.to_thread(public_addresses, host, port, allowed=limits.allowed_private_hosts),
@@ -206,7 +221,7 @@ async def _checked_target(url: str, *, first: str, limits: FetchLimits) -> _Targ
     name = f"[{host}]" if ":" in host else host
     return _Target(
         url=url,
-        connect_url=parts.copy_with(host=str(addresses[0])),
+        connect_urls=tuple(parts.copy_with(host=str(address)) for address in addresses),
         host=host,
         host_header=name if parts.port is None else f"{name}:{parts.port}",
     )
