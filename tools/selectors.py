@@ -82,6 +82,12 @@ def tool_count(
     return tools.count()
 
 
+# A word of a query or a tool's text: letters and digits (``web_search`` is two words).
+_WORD = re.compile(r"[^\W_]+")
+# Reciprocal rank fusion's constant, as Letta's hybrid search uses it.
+_RRF_K = 60
+
+
 @dataclass(frozen=True)
 class ToolMatch:
     """One tool found by ``tool_search``: its place in the text ranking (1 is best) and its score."""
@@ -122,12 +128,8 @@ def tool_search(
     ]
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-_RRF_K = 60
-
-
 def _text_score(tool: Tool, terms: list[str]) -> int:
-    name = set(_WORD.findall(tool.name.lower().replace("_", " ")))
+    name = set(_WORD.findall(tool.name.lower()))
     tags = {word for tag in tool.tags or () for word in _WORD.findall(str(tag).lower())}
     description = set(_WORD.findall((tool.description or "").lower()))
     return sum(3 * (term in name) + 2 * (term in tags) + (term in description) for term in terms)
