@@ -176,6 +176,30 @@ def agent_list(
 
     ``tags`` matches agents with any of them (all of them with ``match_all_tags``).
     """
+    agents = _filtered(organization, name=name, query_text=query_text, tags=tags, match_all_tags=match_all_tags)
+    return page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
+
+
+def agent_count(
+    *,
+    organization: Organization | None,
+    name: str | None = None,
+    query_text: str | None = None,
+    tags: Sequence[str] = (),
+    match_all_tags: bool = False,
+) -> int:
+    """How many agents ``agent_list`` would list with these filters, over all pages."""
+    return _filtered(organization, name=name, query_text=query_text, tags=tags, match_all_tags=match_all_tags).count()
+
+
+def _filtered(
+    organization: Organization | None,
+    *,
+    name: str | None,
+    query_text: str | None,
+    tags: Sequence[str],
+    match_all_tags: bool,
+) -> QuerySet[Agent]:
     agents = Agent.objects.for_org(organization)
     if name:
         agents = agents.filter(name=name)
@@ -188,7 +212,7 @@ def agent_list(
                 agents = agents.filter(condition)
         else:
             agents = agents.filter(_any(conditions))
-    return page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
+    return agents
 
 
 def _any(conditions: list[Q | RawSQL]) -> Q:

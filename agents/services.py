@@ -20,14 +20,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agents.errors import InvalidArgument, NotFound
+from agents.errors import ApplicationError, InvalidArgument, NotFound
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
 from agents.llm.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
-from tools.builtins import BuiltinRegistry, default_registry
+from tools.builtins import default_registry
 from tools.models import AgentTool, ApprovalPolicy, Tool, ToolKind, condition_problem, policy_for_override
-from tools.services import base_tools_upsert
+from tools.services import builtin_tools_named
 
 if TYPE_CHECKING:
     from accounts.models import Organization, User
@@ -75,9 +75,7 @@ BASE_TOOLS: dict[str, tuple[str, ...]] = {
 def base_tools_for(organization: Organization, agent_type: str | None) -> list[Tool]:
     """The organization's built-in tools for an agent of ``agent_type``, created or refreshed as needed."""
     names = BASE_TOOLS.get(agent_type or "letta_v1_agent", BASE_TOOLS["letta_v1_agent"])
-    registry = default_registry()
-    subset = BuiltinRegistry([tool for name in names if (tool := registry.get(name)) is not None])
-    return base_tools_upsert(organization=organization, registry=subset)
+    return builtin_tools_named(organization=organization, names=names)
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -168,10 +166,19 @@ def _tools_by_ids(organization: Organization, tool_ids: Sequence[str]) -> list[T
 
 
 def _tools_by_names(organization: Organization, names: Sequence[str]) -> list[Tool]:
+    """The organization's tools named ``names``; a built-in's row is made when first named (Letta has them all).
+
+    A name that is neither answers Letta's 400 ``Tools not found by name: {'a', 'b'}`` (a Python set,
+    shown sorted): Letta Code matches that text, calls ``add-base-tools`` and tries again.
+    """
     found = {t.name: t for t in Tool.objects.for_org(organization).filter(name__in=names)}
     missing = [name for name in names if name not in found]
     if missing:
-        raise InvalidArgument(f"Tools not found: {', '.join(missing)}", field="tools")
+        found |= {t.name: t for t in builtin_tools_named(organization=organization, names=missing)}
+        missing = [name for name in names if name not in found]
+    if missing:
+        listed = ", ".join(repr(name) for name in sorted(set(missing)))
+        raise ApplicationError(f"Tools not found by name: {{{listed}}}")
     return list(dict.fromkeys(found[name] for name in names))
 
 

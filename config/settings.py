@@ -271,8 +271,28 @@ ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 OPENAI_API_KEY = env_secret("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 # Hosts, addresses or networks (CIDR) an organization's own provider base URL may reach although
-# they are private, loopback or link-local (agents/llm/egress.py). The two URLs above are trusted.
+# they are private, loopback or link-local (core/egress.py). The two URLs above are trusted.
 PROVIDER_ALLOWED_PRIVATE_HOSTS = env.list("PROVIDER_ALLOWED_PRIVATE_HOSTS", default=[])
+# The built-in web tools (tools/builtins/web/). fetch_webpage needs no configuration: it connects only
+# to public addresses, or to the hosts, addresses or networks (CIDR) listed here (an intranet, tests).
+WEB_FETCH_ALLOWED_PRIVATE_HOSTS = env.list("WEB_FETCH_ALLOWED_PRIVATE_HOSTS", default=[])
+WEB_FETCH_MAX_BYTES = env.int("WEB_FETCH_MAX_BYTES", default=5 * 1024 * 1024)
+WEB_FETCH_CONNECT_TIMEOUT_SECONDS = env.float("WEB_FETCH_CONNECT_TIMEOUT_SECONDS", default=10)
+WEB_FETCH_READ_TIMEOUT_SECONDS = env.float("WEB_FETCH_READ_TIMEOUT_SECONDS", default=20)
+WEB_FETCH_TOTAL_TIMEOUT_SECONDS = env.float("WEB_FETCH_TOTAL_TIMEOUT_SECONDS", default=30)
+WEB_FETCH_MAX_REDIRECTS = env.int("WEB_FETCH_MAX_REDIRECTS", default=5)
+WEB_FETCH_USER_AGENT = env.str("WEB_FETCH_USER_AGENT", default="Mozilla/5.0 (compatible; AgentServer/1.0)")
+# web_search: "auto" takes the first configured of exa, tavily and searxng; an agent's tool variable
+# EXA_API_KEY or TAVILY_API_KEY overrides the server's. The base URLs are the operator's (tests, proxies).
+WEB_SEARCH_PROVIDER = env.str("WEB_SEARCH_PROVIDER", default="auto")
+if WEB_SEARCH_PROVIDER not in {"auto", "exa", "tavily", "searxng"}:
+    raise ImproperlyConfigured("WEB_SEARCH_PROVIDER must be auto, exa, tavily or searxng.")
+WEB_SEARCH_TIMEOUT_SECONDS = env.float("WEB_SEARCH_TIMEOUT_SECONDS", default=20)
+EXA_API_KEY = env_secret("EXA_API_KEY", default="")
+EXA_BASE_URL = env.str("EXA_BASE_URL", default="https://api.exa.ai")
+TAVILY_API_KEY = env_secret("TAVILY_API_KEY", default="")
+TAVILY_BASE_URL = env.str("TAVILY_BASE_URL", default="https://api.tavily.com")
+SEARXNG_URL = env.str("SEARXNG_URL", default="")
 DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 # Seconds between the demo model's streamed tokens (0 in tests).
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)

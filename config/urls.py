@@ -1,9 +1,13 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
+
+from agents.api.views import not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include("agents.api.urls")),
+    # After every /v1 route: any other /v1 path answers JSON 404, as Letta does.
+    re_path(r"^v1(?:/(?P<path>.*))?$", not_found),
     path("accounts/", include("accounts.urls")),
     path("accounts/", include("onboarding.urls")),
     path("tools/", include("tools.urls")),

@@ -10,6 +10,10 @@ network in ``PROVIDER_ALLOWED_PRIVATE_HOSTS`` (e.g. ``["llm.internal", "10.0.0.0
 The operator's own ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` are trusted and never
 checked. The check runs when the URL is saved and again before every model call (an
 address can change between the two); SDK clients are also built with redirects off.
+
+``public_addresses`` is the same rule for a client that connects itself (``fetch_webpage``):
+it returns the checked addresses, and the caller connects to one of them, so a second DNS
+answer (rebinding) cannot send it elsewhere.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -38,7 +43,7 @@ def check_provider_url(url: str) -> None:
     if parts.username or parts.password:
         raise UnsafeProviderURL("The base URL must not hold a user name or password.")
     host = parts.hostname.lower().rstrip(".")
-    allowed = _allowed()
+    allowed = _allowed(getattr(settings, "PROVIDER_ALLOWED_PRIVATE_HOSTS", []) or [])
     if host in allowed.hosts:
         return
     try:
@@ -55,17 +60,43 @@ def check_provider_url(url: str) -> None:
         )
 
 
+class PrivateAddress(ValueError):
+    """The host has an address that is not globally routable and that the allowlist does not name."""
+
+
+def public_addresses(host: str, port: int, *, allowed: Iterable[str]) -> list[IPAddress]:
+    """The addresses of ``host``, each public or covered by ``allowed`` (host names, addresses, CIDR networks).
+
+    Raises ``PrivateAddress`` otherwise (the addresses are logged, not in the message), and
+    ``OSError`` or ``UnicodeError`` when the host does not resolve. Blocking: call it on a thread.
+    """
+    host = host.lower().rstrip(".")
+    rules = _allowed(allowed)
+    addresses = _addresses(host, port)
+    if host in rules.hosts:
+        return addresses
+    refused = [address for address in addresses if not _public(address) and not rules.covers(address)]
+    if refused:
+        logger.warning("Refused a connection to %s: it resolves to %s", host, ", ".join(map(str, refused)))
+        raise PrivateAddress(f"{host} is a private, loopback or link-local address")
+    return addresses
+
+
 def _resolve(host: str, port: int) -> list[IPAddress]:
+    try:
+        return _addresses(host, port)
+    except (OSError, UnicodeError) as exc:
+        logger.warning("Provider base URL host %s does not resolve: %s", host, exc)
+        raise UnsafeProviderURL(f"The base URL's host {host} cannot be resolved.") from exc
+
+
+def _addresses(host: str, port: int) -> list[IPAddress]:
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
         pass
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        logger.warning("Provider base URL host %s does not resolve: %s", host, exc)
-        raise UnsafeProviderURL(f"The base URL's host {host} cannot be resolved.") from exc
-    return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos))
 
 
 def _public(address: IPAddress) -> bool:
@@ -83,10 +114,10 @@ class _Allowed:
         return any(address.version == network.version and address in network for network in self.networks)
 
 
-def _allowed() -> _Allowed:
+def _allowed(entries: Iterable[str]) -> _Allowed:
     hosts: set[str] = set()
     networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-    for entry in getattr(settings, "PROVIDER_ALLOWED_PRIVATE_HOSTS", []) or []:
+    for entry in entries:
         text = str(entry).strip().lower()
         try:
             networks.append(ipaddress.ip_network(text, strict=False))

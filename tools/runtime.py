@@ -92,13 +92,13 @@ class DefaultToolRunner:
         builtin = self.registry.get(spec.name)
         if builtin is None:
             return _failed(spec, started, f"The built-in tool {spec.name} is not available on this server.")
-        limits = self._limits()
+        seconds = builtin.wall_seconds() if builtin.wall_seconds is not None else self._limits().wall_seconds
         try:
-            value = await asyncio.wait_for(builtin.run(arguments, context), timeout=limits.wall_seconds)
+            value = await asyncio.wait_for(builtin.run(arguments, context), timeout=seconds)
         except ToolError as exc:
             return _failed(spec, started, str(exc))
         except TimeoutError:
-            return _failed(spec, started, f"{spec.name} did not finish within {limits.wall_seconds:g} s.")
+            return _failed(spec, started, f"{spec.name} did not finish within {seconds:g} s.")
         except Exception as exc:
             logger.exception("Built-in tool %s failed", spec.name)
             return _failed(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accounts.scoping import Order, page
@@ -10,6 +12,8 @@ from core.errors import NotFound
 from tools.models import Tool
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from accounts.models import Organization
 
 
@@ -37,6 +41,111 @@ def tool_list(
     order: Order = "desc",
 ) -> list[Tool]:
     """The organization's tools, newest first by default, with Letta's filters."""
+    tools = _filtered(
+        organization,
+        name=name,
+        names=names,
+        tool_ids=tool_ids,
+        search=search,
+        tool_types=tool_types,
+        exclude_tool_types=exclude_tool_types,
+        return_only_letta_tools=return_only_letta_tools,
+    )
+    return page(tools, Tool, after=after, before=before, limit=limit, order=order)
+
+
+def tool_count(
+    *,
+    organization: Organization | None,
+    name: str | None = None,
+    names: Sequence[str] = (),
+    tool_ids: Sequence[str] = (),
+    search: str | None = None,
+    tool_types: Sequence[str] = (),
+    exclude_tool_types: Sequence[str] = (),
+    return_only_letta_tools: bool = False,
+    exclude_letta_tools: bool = False,
+) -> int:
+    """How many tools ``tool_list`` would list with these filters (Letta's ``GET /v1/tools/count``)."""
+    tools = _filtered(
+        organization,
+        name=name,
+        names=names,
+        tool_ids=tool_ids,
+        search=search,
+        tool_types=tool_types,
+        exclude_tool_types=exclude_tool_types,
+        return_only_letta_tools=return_only_letta_tools,
+    )
+    if exclude_letta_tools:
+        tools = tools.exclude(tool_type__startswith="letta_")
+    return tools.count()
+
+
+# A word of a query or a tool's text: letters and digits (``web_search`` is two words).
+_WORD = re.compile(r"[^\W_]+")
+# Reciprocal rank fusion's constant, as Letta's hybrid search uses it.
+_RRF_K = 60
+
+
+@dataclass(frozen=True)
+class ToolMatch:
+    """One tool found by ``tool_search``: its place in the text ranking (1 is best) and its score."""
+
+    tool: Tool
+    fts_rank: int | None
+    combined_score: float
+
+
+def tool_search(
+    *,
+    organization: Organization | None,
+    query: str | None = None,
+    tool_types: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    limit: int = 50,
+) -> list[ToolMatch]:
+    """The organization's tools that match ``query`` best first (Letta's ``POST /v1/tools/search``, text only).
+
+    A tool matches when a word of the query is in its name, tags or description (a name
+    counts three times, a tag twice); ``combined_score`` is the reciprocal rank (Letta's RRF
+    with one ranking). Without a query: every tool the filters keep, newest first, unranked.
+    ``tags`` keeps tools with any of them.
+    """
+    tools = Tool.objects.for_org(organization).order_by("-created_at", "-pk")
+    if tool_types:
+        tools = tools.filter(tool_type__in=tool_types)
+    wanted_tags = set(tags)
+    candidates = [tool for tool in tools if not wanted_tags or wanted_tags.intersection(tool.tags or ())]
+    terms = list(dict.fromkeys(_WORD.findall((query or "").lower())))
+    if not terms:
+        return [ToolMatch(tool=tool, fts_rank=None, combined_score=0.0) for tool in candidates[:limit]]
+    scored = [(score, tool) for tool in candidates if (score := _text_score(tool, terms)) > 0]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].name))
+    return [
+        ToolMatch(tool=tool, fts_rank=rank, combined_score=1 / (_RRF_K + rank))
+        for rank, (_, tool) in enumerate(scored[:limit], start=1)
+    ]
+
+
+def _text_score(tool: Tool, terms: list[str]) -> int:
+    name = set(_WORD.findall(tool.name.lower()))
+    tags = {word for tag in tool.tags or () for word in _WORD.findall(str(tag).lower())}
+    description = set(_WORD.findall((tool.description or "").lower()))
+    return sum(3 * (term in name) + 2 * (term in tags) + (term in description) for term in terms)
+
+
+def _filtered(
+    organization: Organization | None,
+    *,
+    name: str | None,
+    names: Sequence[str],
+    tool_ids: Sequence[str],
+    search: str | None,
+    tool_types: Sequence[str],
+    exclude_tool_types: Sequence[str],
+    return_only_letta_tools: bool,
+) -> QuerySet[Tool]:
     tools = Tool.objects.for_org(organization)
     if name:
         tools = tools.filter(name=name)
@@ -52,4 +161,4 @@ def tool_list(
         tools = tools.exclude(tool_type__in=exclude_tool_types)
     if return_only_letta_tools:
         tools = tools.filter(tool_type__startswith="letta_")
-    return page(tools, Tool, after=after, before=before, limit=limit, order=order)
+    return tools

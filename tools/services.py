@@ -7,6 +7,7 @@ unless the client gives parameters (``args_json_schema``) or a whole schema.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
@@ -257,6 +258,21 @@ def base_tools_upsert(*, organization: Organization, registry: BuiltinRegistry |
         Tool.objects.bulk_update(to_update, fields=[*_BUILTIN_FIELD_NAMES, "updated_at"])
     tools = {tool.name: tool for tool in Tool.objects.for_org(organization).filter(kind=ToolKind.BUILTIN)}
     return [tools[name] for name in names if name in tools]
+
+
+def builtin_tools_named(*, organization: Organization, names: Iterable[str]) -> list[Tool]:
+    """The organization's rows for the built-ins among ``names`` (other names are skipped), made or refreshed.
+
+    Letta creates every built-in for every organization at startup, so a client may name one
+    (``tools: ["web_search"]``) without calling ``add-base-tools`` first; here the rows are made
+    when first named. Returned in the order of ``names``.
+    """
+    registry = default_registry()
+    wanted = [builtin for name in dict.fromkeys(names) if (builtin := registry.get(name)) is not None]
+    if not wanted:
+        return []
+    tools = {tool.name: tool for tool in base_tools_upsert(organization=organization, registry=BuiltinRegistry(wanted))}
+    return [tools[builtin.name] for builtin in wanted if builtin.name in tools]
 
 
 def _builtin_fields(builtin: BuiltinTool) -> dict[str, Any]:

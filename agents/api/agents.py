@@ -129,6 +129,29 @@ class AgentListView(OrgScopedAPIView):
         return Response(agent_state_of(self.get_agent(agent.public_id)))
 
 
+class AgentCountView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="agents_count",
+        parameters=[
+            OpenApiParameter("name", str, description="Only agents with exactly this name."),
+            OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
+            OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
+            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+        ],
+        responses={200: int, **errors(422)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            selectors.agent_count(
+                organization=self.organization,
+                name=self.query_str("name"),
+                query_text=self.query_str("query_text"),
+                tags=self.query_list("tags"),
+                match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+            )
+        )
+
+
 class AgentDetailView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_retrieve",

@@ -6,6 +6,7 @@
 - malformed input (serializer or query validation, bad JSON) → 422 with FastAPI's
   ``{"detail": [{"loc": [...], "msg", "type"}]}``, which the SDK raises as ``UnprocessableEntityError``;
 - a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` → 413 ``{"detail": "..."}``;
+- a known path with a method it does not serve → 405 ``{"detail": "Method Not Allowed"}`` (FastAPI's);
 - ``Http404`` / other DRF errors → their status with ``{"detail": "..."}`` (401 keeps ``WWW-Authenticate``,
   429 keeps ``Retry-After``);
 - anything else → logged, 500 ``{"detail": "An internal server error occurred"}``.
@@ -90,6 +91,8 @@ def _error_response(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.PermissionDenied()
     if isinstance(exc, exceptions.ValidationError):
         return Response({"detail": validation_detail(exc.detail)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return Response({"detail": "Method Not Allowed"}, status=status.HTTP_405_METHOD_NOT_ALLOWED)
     if isinstance(exc, exceptions.ParseError):
         detail = [{"loc": ["body"], "msg": str(exc.detail), "type": "json_invalid"}]
         return Response({"detail": detail}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from django.http import JsonResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters, errors
 from agents.errors import Conflict, InvalidArgument
-from agents.wire.resources import Tool, tool_json
+from agents.wire.resources import Tool, ToolSearchResult, tool_json, tool_search_result
 from tools import selectors as tool_selectors
 from tools import services as tool_services
 from tools.models import ToolKind
@@ -142,3 +143,80 @@ class BaseToolsView(OrgScopedAPIView):
     def post(self, request: Request) -> Response:
         tools = tool_services.base_tools_upsert(organization=self.organization)  # type: ignore[arg-type]  # never None: HasOrganization
         return Response([tool_json(tool) for tool in tools])
+
+
+class ToolCountView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="tools_count",
+        parameters=[
+            OpenApiParameter("name", str, description="Only the tool with this name."),
+            OpenApiParameter("names", str, many=True, description="Only tools with these names."),
+            OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
+            OpenApiParameter("search", str, description="Only tools whose name contains this text."),
+            OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
+            OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
+            OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+            OpenApiParameter("exclude_letta_tools", bool, description="No built-in (letta_*) tools."),
+        ],
+        responses={200: int, **errors(422)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            tool_selectors.tool_count(
+                organization=self.organization,
+                name=self.query_str("name"),
+                names=self.query_list("names"),
+                tool_ids=self.query_list("tool_ids"),
+                search=self.query_str("search"),
+                tool_types=self.query_list("tool_types"),
+                exclude_tool_types=self.query_list("exclude_tool_types"),
+                return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
+                exclude_letta_tools=bool(self.query_bool("exclude_letta_tools", default=False)),
+            )
+        )
+
+
+class ToolSearchInput(serializers.Serializer):
+    query = serializers.CharField(required=False, allow_null=True, allow_blank=True, help_text="Text to look for.")
+    search_mode = serializers.ChoiceField(
+        choices=["vector", "fts", "hybrid"], default="hybrid", help_text="Only fts and hybrid (text) here."
+    )
+    tool_types = serializers.ListField(
+        child=serializers.CharField(), required=False, allow_null=True, help_text="Only tools of these types."
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(), required=False, allow_null=True, help_text="Tools with any of these tags."
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=50)
+
+
+class ToolSearchView(OrgScopedAPIView):
+    @extend_schema(
+        operation_id="tools_search",
+        description=(
+            "Tools whose name, tags or description hold the query's words, best first. Tools are not "
+            "embedded here, so `search_mode` `vector` is a 400 and `hybrid` is the text ranking alone."
+        ),
+        request=ToolSearchInput,
+        responses={200: list[ToolSearchResult], **errors(400, 422)},
+    )
+    def post(self, request: Request) -> Response:
+        body = ToolSearchInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        if data["search_mode"] == "vector":
+            raise InvalidArgument(
+                'Tool vector search needs tool embeddings, which this server does not keep; use search_mode "fts" '
+                'or "hybrid".',
+                field="search_mode",
+            )
+        matches = tool_selectors.tool_search(
+            organization=self.organization,
+            query=data.get("query"),
+            tool_types=data.get("tool_types") or (),
+            tags=data.get("tags") or (),
+            limit=data["limit"],
+        )
+        return Response(
+            [tool_search_result(match.tool, fts_rank=match.fts_rank, score=match.combined_score) for match in matches]
+        )

@@ -4,13 +4,17 @@
 and most without (``v1/agents/{id}``). Each route answers both forms, since an
 ``APPEND_SLASH`` redirect would lose a POST body; the form the SDK uses is the
 canonical one, and only it appears in the OpenAPI schema.
+
+A fixed word (``agents/count``, ``tools/search``) comes before the route that takes an id
+in its place, so it is never taken for one; Letta's fixed words this server does not
+serve answer 404 ``Not Found`` like any unknown path (``config/urls.py``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.urls import path
+from django.urls import path, re_path
 
 from agents.api import agents, approvals, blocks, messages, passages, schema, summarize, tools, views
 from agents.api import runs as run_views
@@ -36,6 +40,8 @@ urlpatterns = [
     path("openapi.json", schema.SchemaView.as_view(), name="schema"),
     path("docs/", schema.DocsView.as_view(), name="docs"),
     *route("agents/", agents.AgentListView, "agents"),
+    *route("agents/count", agents.AgentCountView, "agents-count"),
+    re_path(r"^(?:agents/(?:search|import)|tools/run)/?$", views.not_found),
     *route("agents/<str:agent_id>", agents.AgentDetailView, "agent"),
     *route("agents/<str:agent_id>/tools", agents.AgentToolListView, "agent-tools"),
     *route("agents/<str:agent_id>/tools/attach/<str:tool_id>", agents.AgentToolAttachView, "agent-tool-attach"),
@@ -88,5 +94,7 @@ urlpatterns = [
     *route("steps/<str:step_id>", run_views.StepDetailView, "step"),
     *route("tools/", tools.ToolListView, "tools"),
     *route("tools/add-base-tools", tools.BaseToolsView, "tools-add-base-tools"),
+    *route("tools/count", tools.ToolCountView, "tools-count"),
+    *route("tools/search", tools.ToolSearchView, "tools-search"),
     *route("tools/<str:tool_id>", tools.ToolDetailView, "tool"),
 ]

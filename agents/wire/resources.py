@@ -81,6 +81,26 @@ def tool_json(tool: ToolRow) -> Tool:
     }
 
 
+class ToolSearchResult(TypedDict):
+    """An item of ``POST /v1/tools/search`` (Letta's; we keep no tool embeddings, so no vector rank)."""
+
+    tool: Tool
+    embedded_text: str | None
+    fts_rank: int | None
+    vector_rank: int | None
+    combined_score: float
+
+
+def tool_search_result(tool: ToolRow, *, fts_rank: int | None, score: float) -> ToolSearchResult:
+    return {
+        "tool": tool_json(tool),
+        "embedded_text": None,
+        "fts_rank": fts_rank,
+        "vector_rank": None,
+        "combined_score": score,
+    }
+
+
 # --- agents -------------------------------------------------------------------------------
 
 

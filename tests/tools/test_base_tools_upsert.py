@@ -41,6 +41,8 @@ WORKING = {
     "send_message",
     "conversation_search",
     "run_code",
+    "web_search",
+    "fetch_webpage",
     "get_current_time",
     "memory_insert",
     "memory_replace",

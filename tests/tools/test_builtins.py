@@ -153,10 +153,10 @@ def test_run_code_refuses_languages_it_cannot_run():
 
 
 def test_a_tool_this_server_cannot_perform_answers_with_an_honest_error():
-    outcome = _call("web_search", {"query": "news"})
+    outcome = _call("open_files", {"file_requests": [{"file_name": "notes.txt"}]})
     assert outcome.status == "error"
-    assert outcome.tool_return == (
-        "web_search is not available: this server has no web search or page-fetching provider configured."
+    assert (
+        outcome.tool_return == "open_files is not available: file attachments are not implemented on this server yet."
     )
 
 

@@ -1,10 +1,11 @@
 """Built-in server tools, listed explicitly in ``default_registry``.
 
-Working: ``send_message``, ``run_code`` (Python, sandboxed) and ``get_current_time`` (ours),
-plus the sets ``TOOL_BUILTIN_SETS`` names: the memory tools, which live with the memory they
-edit (``agents.memory.tools``), so this package needs nothing of ``agents``. Listed but
+Working: ``send_message``, ``run_code`` (Python, sandboxed), ``web_search`` and
+``fetch_webpage`` (``tools.builtins.web``) and ``get_current_time`` (ours), plus the sets
+``TOOL_BUILTIN_SETS`` names: the memory tools, which live with the memory they edit
+(``agents.memory.tools``), so this package needs nothing of ``agents``. Listed but
 answering with an honest error: the rest of Letta's ``add-base-tools`` set (files,
-multi-agent, sleep-time and web tools), see ``tools.builtins.unavailable``.
+multi-agent and sleep-time tools), see ``tools.builtins.unavailable``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tools.builtins.clock import GET_CURRENT_TIME
 from tools.builtins.messaging import SEND_MESSAGE
 from tools.builtins.run_code import run_code_tool
 from tools.builtins.unavailable import unavailable_tools
+from tools.builtins.web import web_tools
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -47,5 +49,6 @@ def default_registry(*, sandbox: SandboxBackend | None = None) -> BuiltinRegistr
             run_code_tool(sandbox),
             GET_CURRENT_TIME,
             *unavailable_tools(),
+            *web_tools(),
         ]
     )

@@ -27,6 +27,8 @@ class BuiltinTool:
     enable_parallel_execution: bool = False
     available: bool = True  # False: kept for Letta compatibility, every call is an honest error
     tags: tuple[str, ...] = field(default=())
+    wall_seconds: Callable[[], float] | None = None
+    """Its own time limit, read per call (a web request's settings); else ``TOOL_SANDBOX_WALL_SECONDS``."""
 
     @property
     def json_schema(self) -> dict[str, Any]:

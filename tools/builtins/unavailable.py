@@ -17,7 +17,6 @@ from tools.builtins.base import BuiltinTool, parameters, prop
 FILES = "file attachments are not implemented on this server yet"
 MULTI_AGENT = "messaging between agents is not implemented on this server yet"
 SLEEPTIME = "sleep-time and voice agents are not supported on this server"
-WEB = "this server has no web search or page-fetching provider configured"
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _AGENT_MESSAGE = {
@@ -51,7 +50,7 @@ def _unavailable(
 
 
 def unavailable_tools() -> list[BuiltinTool]:
-    return [*_file_tools(), *_multi_agent_tools(), *_sleeptime_tools(), *_web_tools()]
+    return [*_file_tools(), *_multi_agent_tools(), *_sleeptime_tools()]
 
 
 def _file_tools() -> list[BuiltinTool]:
@@ -189,52 +188,5 @@ def _sleeptime_tools() -> list[BuiltinTool]:
                 "end_minutes_ago": prop("integer", "End of the time window, in minutes ago."),
             },
             [],
-        ),
-    ]
-
-
-def _web_tools() -> list[BuiltinTool]:
-    return [
-        _unavailable(
-            "web_search",
-            "letta_builtin",
-            "Search the web.",
-            WEB,
-            {
-                "query": prop("string", "The search query."),
-                "num_results": prop("integer", "Number of results to return (1-100)."),
-                "category": prop(
-                    "string",
-                    "Focus on one kind of content.",
-                    enum=[
-                        "company",
-                        "research paper",
-                        "news",
-                        "pdf",
-                        "github",
-                        "tweet",
-                        "personal site",
-                        "linkedin profile",
-                        "financial report",
-                    ],
-                ),
-                "include_text": prop("boolean", "Whether to retrieve full page content."),
-                "include_domains": {**_STRINGS, "description": "Only these domains."},
-                "exclude_domains": {**_STRINGS, "description": "Never these domains."},
-                "start_published_date": prop("string", "Only content published after this ISO date."),
-                "end_published_date": prop("string", "Only content published before this ISO date."),
-                "user_location": prop("string", "Two-letter country code for localized results."),
-            },
-            ["query"],
-            parallel=True,
-        ),
-        _unavailable(
-            "fetch_webpage",
-            "letta_builtin",
-            "Fetch a web page as text.",
-            WEB,
-            {"url": prop("string", "The URL of the page to fetch.")},
-            ["url"],
-            parallel=True,
         ),
     ]
