@@ -32,6 +32,11 @@ class ProviderForm(forms.ModelForm):
         model = Provider
         fields = ("organization", "name", "provider_type", "base_url", "api_version", "region")
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if "organization" in self.fields:
+            self.fields["organization"].required = True  # a row without one is a server provider
+
     def save(self, commit: bool = True) -> Provider:
         instance: Provider = super().save(commit=False)
         if self.cleaned_data.get("clear_api_key"):
