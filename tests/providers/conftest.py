@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from providers import services
+from tests.api.conftest import alice_api, charlie_api  # noqa: F401  (the API clients of the standard cast)
 
 if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
