@@ -130,6 +130,10 @@ def _model_id(item: dict[str, Any], key: str = "id") -> str:
     return value.strip()
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _positive_int(*values: Any) -> int | None:
     for value in values:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -183,7 +187,7 @@ def _openai_models(client: httpx.Client, endpoint: Endpoint) -> list[DiscoveredM
     found = []
     for item in _items(answer, "data"):
         name = _model_id(item).removeprefix("models/")  # Gemini names its models "models/gemini-…"
-        top = item.get("top_provider") if isinstance(item.get("top_provider"), dict) else {}
+        top = _mapping(item.get("top_provider"))
         context = _positive_int(*(item.get(key) for key in _CONTEXT_KEYS), top.get("context_length"))
         output = _positive_int(*(item.get(key) for key in _OUTPUT_KEYS), top.get("max_completion_tokens"))
         label = item.get("display_name") or item.get("name")
@@ -231,7 +235,7 @@ def _azure_models(client: httpx.Client, endpoint: Endpoint) -> list[DiscoveredMo
     answer = _request(client, "GET", url, headers={"api-key": endpoint.api_key})
     found = []
     for item in _items(answer, "data"):
-        capabilities = item.get("capabilities") if isinstance(item.get("capabilities"), dict) else {}
+        capabilities = _mapping(item.get("capabilities"))
         embedding = bool(capabilities.get("embeddings")) and not capabilities.get("chat_completion")
         found.append(_model(endpoint, _model_id(item), embedding=embedding or None))
     return found
@@ -256,11 +260,12 @@ def _ollama_model(
     except DiscoveryFailed as exc:
         logger.info("Ollama could not describe %s: %s", name, exc.reason)
         shown = {}
-    info = shown.get("model_info") if isinstance(shown, dict) and isinstance(shown.get("model_info"), dict) else {}
+    shown = _mapping(shown)
+    info = _mapping(shown.get("model_info"))
     architecture = info.get("general.architecture")
     prefix = f"{architecture}." if isinstance(architecture, str) else ""
-    capabilities = shown.get("capabilities") if isinstance(shown, dict) else None
-    details = item.get("details") if isinstance(item.get("details"), dict) else {}
+    capabilities = shown.get("capabilities")
+    details = _mapping(item.get("details"))
     families = " ".join(str(family) for family in (details.get("families") or [details.get("family") or ""]))
     if isinstance(capabilities, list):
         embedding = "embedding" in capabilities and "completion" not in capabilities

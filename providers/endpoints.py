@@ -119,7 +119,9 @@ def base_endpoints() -> list[Endpoint]:
             continue
         if spec.needs_key and not key and not (base.provider_type == "openai" and url):
             continue  # an OPENAI_BASE_URL alone is a local compatible server
-        api_version = (_setting("AZURE_API_VERSION") or DEFAULT_AZURE_API_VERSION) if base.provider_type == "azure" else ""
+        api_version = (
+            (_setting("AZURE_API_VERSION") or DEFAULT_AZURE_API_VERSION) if base.provider_type == "azure" else ""
+        )
         found.append(
             Endpoint(
                 name=base.name,

@@ -85,7 +85,7 @@ class Provider(PublicIdModel):
         """A key stored for one base URL is never sent to another: changing the URL drops it,
         unless a new key is set in the same change."""
         saved_url = getattr(self, "_saved_base_url", None)
-        if self.pk and saved_url is not None and saved_url != self.base_url and not self._key_set:
+        if not self._state.adding and saved_url is not None and saved_url != self.base_url and not self._key_set:
             self.credentials = {}
             if kwargs.get("update_fields") is not None:
                 kwargs["update_fields"] = {*kwargs["update_fields"], "credentials"}

@@ -116,7 +116,7 @@ def provider_list(
 def provider_get(*, organization: Organization | None, provider_id: str) -> Provider:
     """The organization's provider ``provider_id`` (``provider-<uuid>``); another organization's is a ``NotFound``."""
     pk = Provider.parse_public_id(provider_id)
-    provider = Provider.objects.for_org(organization).byok().filter(pk=pk).first() if pk else None
+    provider: Provider | None = Provider.objects.for_org(organization).byok().filter(pk=pk).first() if pk else None
     if provider is None:
         raise NotFound(f"Provider {provider_id} not found")
     return provider

@@ -10,7 +10,7 @@ models are stored and refreshed the same way.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -264,12 +264,13 @@ def base_providers_sync() -> list[Provider]:
     return rows
 
 
-def _stale(provider: Provider, now: timezone.datetime) -> bool:
-    if provider.checked_at is None:
+def _stale(provider: Provider, now: datetime) -> bool:
+    checked: datetime | None = provider.checked_at
+    if checked is None:
         return True
     if provider.status == ProviderStatus.UNAVAILABLE:
-        return provider.checked_at < now - min(_max_age(), timedelta(seconds=RETRY_FAILED_SECONDS))
-    return provider.checked_at < now - _max_age()
+        return checked < now - min(_max_age(), timedelta(seconds=RETRY_FAILED_SECONDS))
+    return checked < now - _max_age()
 
 
 def providers_refresh_stale(*, organization: Organization | None) -> None:

@@ -136,7 +136,9 @@ SPECS: dict[str, TypeSpec] = {
             endpoint_type="deepseek",
             catalog_id="deepseek",
         ),
-        TypeSpec("xai", "openai", "openai", "https://api.x.ai/v1", embeddings=False, endpoint_type="xai", catalog_id="xai"),
+        TypeSpec(
+            "xai", "openai", "openai", "https://api.x.ai/v1", embeddings=False, endpoint_type="xai", catalog_id="xai"
+        ),
         TypeSpec(
             "google_ai",
             "openai",

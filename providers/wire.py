@@ -91,7 +91,7 @@ def model_json(model: ListedModel) -> dict[str, Any]:
 
 
 def embedding_model_json(model: ListedModel) -> dict[str, Any]:
-    """Letta's ``EmbeddingModel``: ``provider_type`` and ``provider_name`` are the endpoint type, as Letta sends them."""
+    """Letta's ``EmbeddingModel``; its ``provider_type`` and ``provider_name`` are the endpoint type, as in Letta."""
     return {
         "handle": model.handle,
         "name": model.name,

@@ -31,7 +31,9 @@ NO_INLINE_MODELS = {"models-TOTAL_FORMS": "0", "models-INITIAL_FORMS": "0"}
 def staff(cast):
     """dave: staff (not superuser) with every admin permission, member of org A only."""
     dave = UserFactory(email="dave@example.com", is_staff=True)
-    dave.user_permissions.set(Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools", "providers"]))
+    dave.user_permissions.set(
+        Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools", "providers"])
+    )
     MembershipFactory(user=dave, organization=cast.org_a, role=Role.ADMIN)
     return dave
 

@@ -123,7 +123,9 @@ class ProviderListView(OrgScopedAPIView):
         description="The organization's own providers (the server's are never listed here).",
         parameters=[
             OpenApiParameter("name", str, description="Only the provider with this name."),
-            OpenApiParameter("provider_type", str, enum=ProviderType.values, description="Only providers of this type."),
+            OpenApiParameter(
+                "provider_type", str, enum=ProviderType.values, description="Only providers of this type."
+            ),
             *cursor_parameters("provider", limit=50, order="desc"),
         ],
         responses={200: ProviderOutput(many=True), 404: ErrorOutput},

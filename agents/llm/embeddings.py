@@ -50,24 +50,33 @@ def embed(endpoint: Endpoint, model: str, text: str) -> list[float]:
         endpoint.check_egress()
     except EndpointNotAllowed as exc:
         raise EmbeddingFailed(str(exc)) from exc
-    options = {
-        "api_key": endpoint.api_key,
-        "max_retries": 0,
-        "timeout": openai.Timeout(EMBEDDING_TIMEOUT, connect=CONNECT_TIMEOUT),
-        "http_client": openai.DefaultHttpxClient(follow_redirects=False),
-    }
+    timeout = openai.Timeout(EMBEDDING_TIMEOUT, connect=CONNECT_TIMEOUT)
+    http_client = openai.DefaultHttpxClient(follow_redirects=False)  # a redirect could leave a checked URL
     client: openai.OpenAI
     if endpoint.spec.protocol == "azure":
-        client = openai.AzureOpenAI(azure_endpoint=endpoint.url, api_version=endpoint.api_version, **options)
+        client = openai.AzureOpenAI(
+            azure_endpoint=endpoint.url,
+            api_version=endpoint.api_version,
+            api_key=endpoint.api_key,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
+        )
     else:
-        client = openai.OpenAI(base_url=openai_base_url(endpoint.provider_type, endpoint.base_url), **options)
+        client = openai.OpenAI(
+            base_url=openai_base_url(endpoint.provider_type, endpoint.base_url),
+            api_key=endpoint.api_key,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
+        )
     try:
         with client:
             answer = client.embeddings.create(model=model, input=[text])
     except openai.OpenAIError as exc:
         logger.warning("Embedding with %s/%s failed: %s", endpoint.name, model, exc)
         raise EmbeddingFailed(f"The provider {endpoint.name} did not embed the text.") from exc
-    vectors = [item.embedding for item in answer.data or []]
-    if not vectors or not isinstance(vectors[0], list) or not vectors[0]:
+    vectors = [item.embedding for item in answer.data]
+    if not vectors or not vectors[0]:
         raise EmbeddingFailed(f"The provider {endpoint.name} sent no embedding.")
     return [float(value) for value in vectors[0]]

@@ -41,6 +41,7 @@ __all__ = [
     "UnknownModelHandle",
     "get_llm_client",
     "list_model_handles",
+    "model_choices",
     "model_info",
     "parse_handle",
     "with_retries",
@@ -146,6 +147,34 @@ def _build(provider: str, endpoint: Endpoint | None) -> LLMClient:
 def list_model_handles(*, organization: Organization | None = None) -> list[ModelInfo]:
     """The chat models a picker offers, as their providers last listed them (refreshing stale ones); the demo last."""
     return [_info(model) for model in model_list_fresh(organization=organization)]
+
+
+ModelChoices = list[tuple[str, list[tuple[str, str]]]]
+
+
+def model_choices(*, organization: Organization | None = None, current: str | None = None) -> ModelChoices:
+    """A picker's options: ``(provider group, [(handle, label), …])`` per ``<optgroup>``, the demo last;
+    ``current`` first when no provider lists it (so a form keeps it)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for info in list_model_handles(organization=organization):
+        if info.is_demo:
+            group = "Demo (offline)"
+        else:
+            owner = "this organization" if info.provider_category == "byok" else "server"
+            group = f"{info.provider_name} ({owner})"
+        groups.setdefault(group, []).append((info.handle, _label(info)))
+    choices = list(groups.items())
+    if current and current not in {handle for options in groups.values() for handle, _ in options}:
+        choices.insert(0, ("Current model", [(current, f"{current} (not listed by its provider)")]))
+    return choices
+
+
+def _label(info: ModelInfo) -> str:
+    """How a picker names a model: its name, handle and context window (and when its provider is down)."""
+    if info.is_demo:
+        return f"{info.display_name} — {info.handle}"
+    label = f"{info.display_name} — {info.handle} · {info.context_window:,} tokens"
+    return f"{label} (unavailable)" if not info.available else label
 
 
 def model_info(handle: str, *, organization: Organization | None = None) -> ModelInfo | None:

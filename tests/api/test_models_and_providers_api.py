@@ -9,7 +9,7 @@ import pytest
 
 from providers.models import Provider, ProviderModel
 from tests.fake_llm.listings import ListingFault
-from tests.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, add_three_providers, no_env_providers  # noqa: F401
+from tests.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, add_three_providers, without_env_providers
 
 if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
@@ -43,7 +43,12 @@ ALL_LLM_HANDLES = [
 
 
 @pytest.fixture
-def org_providers(cast: Cast, fake_llm: FakeLLMServer, no_env_providers) -> OrgProviders:  # noqa: F811
+def no_env_providers(settings: SettingsWrapper) -> SettingsWrapper:
+    return without_env_providers(settings)
+
+
+@pytest.fixture
+def org_providers(cast: Cast, fake_llm: FakeLLMServer, no_env_providers) -> OrgProviders:
     return add_three_providers(cast, fake_llm)
 
 
@@ -60,7 +65,7 @@ def test_the_model_list_holds_every_providers_models_in_lettas_order_the_demo_la
     assert _handles(response) == ALL_LLM_HANDLES
     items = {item["handle"]: item for item in response.json()}
     for item in items.values():
-        assert MODEL_REQUIRED <= set(item)
+        assert set(item) >= MODEL_REQUIRED
         assert item["name"] == item["model"]
         assert item["max_context_window"] == item["context_window"]
     sonnet = items["my-claude/claude-sonnet-4-6"]
@@ -90,7 +95,9 @@ def test_the_model_list_answers_without_the_trailing_slash_and_filters_as_letta_
 
 @pytest.mark.parametrize("query", ["provider_type=nonsense", "provider_category=everything"])
 def test_an_unknown_filter_value_is_a_422_naming_the_parameter(
-    alice_api: APIClient, no_env_providers, query: str  # noqa: F811
+    alice_api: APIClient,
+    no_env_providers,
+    query: str,
 ) -> None:
     response = alice_api.get(f"/v1/models/?{query}")
 
@@ -101,17 +108,23 @@ def test_an_unknown_filter_value_is_a_422_naming_the_parameter(
 def test_the_embedding_list_holds_the_embedding_models(alice_api: APIClient, org_providers: OrgProviders) -> None:
     response = alice_api.get("/v1/models/embedding")
 
-    assert _handles(response) == ["my-openai/text-embedding-3-small", "my-ollama/nomic-embed-text:latest", "demo/hashed-256"]
+    assert _handles(response) == [
+        "my-openai/text-embedding-3-small",
+        "my-ollama/nomic-embed-text:latest",
+        "demo/hashed-256",
+    ]
     items = {item["handle"]: item for item in response.json()}
     for item in items.values():
-        assert EMBEDDING_REQUIRED <= set(item)
+        assert set(item) >= EMBEDDING_REQUIRED
     nomic = items["my-ollama/nomic-embed-text:latest"]
     assert (nomic["embedding_dim"], nomic["provider_type"], nomic["provider_name"]) == (768, "ollama", "ollama")
     assert items["my-openai/text-embedding-3-small"]["embedding_dim"] == 1536
 
 
 def test_the_servers_own_providers_are_listed_as_base_and_their_url_is_never_shown(
-    alice_api: APIClient, fake_llm: FakeLLMServer, no_env_providers  # noqa: F811
+    alice_api: APIClient,
+    fake_llm: FakeLLMServer,
+    no_env_providers,
 ) -> None:
     no_env_providers.ANTHROPIC_BASE_URL = fake_llm.url
     no_env_providers.ANTHROPIC_API_KEY = "sk-ant-server-secret"
@@ -150,7 +163,9 @@ def test_a_provider_that_fails_leaves_the_list_at_200_with_its_models_unavailabl
 
 
 def test_a_new_provider_that_fails_at_once_is_saved_unavailable_and_the_list_still_answers(
-    alice_api: APIClient, fake_llm: FakeLLMServer, no_env_providers  # noqa: F811
+    alice_api: APIClient,
+    fake_llm: FakeLLMServer,
+    no_env_providers,
 ) -> None:
     fake_llm.fail_listings("openai", ListingFault("401"))
 
@@ -169,7 +184,10 @@ def test_a_new_provider_that_fails_at_once_is_saved_unavailable_and_the_list_sti
 
 
 def test_providers_are_created_listed_retrieved_modified_refreshed_and_deleted_as_letta_code_does(
-    alice_api: APIClient, fake_llm: FakeLLMServer, cast: Cast, no_env_providers  # noqa: F811
+    alice_api: APIClient,
+    fake_llm: FakeLLMServer,
+    cast: Cast,
+    no_env_providers,
 ) -> None:
     created = alice_api.post(
         "/v1/providers",
@@ -185,7 +203,11 @@ def test_providers_are_created_listed_retrieved_modified_refreshed_and_deleted_a
     assert created.status_code == 200, created.content
     provider = created.json()
     assert provider["id"].startswith("provider-")
-    assert (provider["name"], provider["provider_type"], provider["provider_category"]) == ("lab-openai", "openai", "byok")
+    assert (provider["name"], provider["provider_type"], provider["provider_category"]) == (
+        "lab-openai",
+        "openai",
+        "byok",
+    )
     assert (provider["api_key"], provider["api_key_enc"], provider["has_api_key"]) == (None, None, True)
     assert provider["organization_id"] == cast.org_a.public_id
     assert provider["last_synced"] is not None and provider["status"] == "available"

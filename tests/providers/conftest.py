@@ -38,8 +38,7 @@ OPENAI_KEY = "sk-openai-org-a-secret"
 ANTHROPIC_KEY = "sk-ant-org-a-secret"
 
 
-@pytest.fixture
-def no_env_providers(settings: SettingsWrapper) -> SettingsWrapper:
+def without_env_providers(settings: SettingsWrapper) -> SettingsWrapper:
     """No server provider but the demo; the fake server (on 127.0.0.1) allowed; short discovery timeouts."""
     for name in ENV_PROVIDER_SETTINGS:
         setattr(settings, name, "")
@@ -47,6 +46,11 @@ def no_env_providers(settings: SettingsWrapper) -> SettingsWrapper:
     settings.PROVIDER_DISCOVERY_CONNECT_TIMEOUT = 1.0
     settings.PROVIDER_DISCOVERY_READ_TIMEOUT = 0.5
     return settings
+
+
+@pytest.fixture
+def no_env_providers(settings: SettingsWrapper) -> SettingsWrapper:
+    return without_env_providers(settings)
 
 
 @dataclass

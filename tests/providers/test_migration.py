@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.db.models import TextField
 from django.db.models.functions import Cast as SqlCast
-from django.db.migrations.executor import MigrationExecutor
 
 from accounts.crypto import encrypt_secret
 from agents.llm.anthropic import AnthropicClient
@@ -64,11 +64,20 @@ def test_the_data_migration_copies_each_rows_key_and_base_url_under_the_name_its
         "sk-ant-acme",
         "",
     )
-    assert (openai.provider_type, openai.api_key, openai.base_url) == ("openai", "sk-openai-acme", "https://93.184.215.14/v1")
+    assert (openai.provider_type, openai.api_key, openai.base_url) == (
+        "openai",
+        "sk-openai-acme",
+        "https://93.184.215.14/v1",
+    )
     stored = Provider.objects.filter(pk=openai.pk).values_list(SqlCast("credentials", TextField()), flat=True).get()
     assert "sk-openai-acme" not in stored  # encrypted at rest
 
-    claude, _ = get_llm_client("anthropic/claude-sonnet-4-5-20250929", organization=anthropic.organization, max_attempts=1)
+    claude, _ = get_llm_client(
+        "anthropic/claude-sonnet-4-5-20250929", organization=anthropic.organization, max_attempts=1
+    )
     gpt, _ = get_llm_client("openai/gpt-4.1-mini", organization=openai.organization, max_attempts=1)
     assert isinstance(claude, AnthropicClient) and claude.api_key == "sk-ant-acme"
-    assert isinstance(gpt, OpenAIClient) and (gpt.api_key, gpt.base_url) == ("sk-openai-acme", "https://93.184.215.14/v1")
+    assert isinstance(gpt, OpenAIClient) and (gpt.api_key, gpt.base_url) == (
+        "sk-openai-acme",
+        "https://93.184.215.14/v1",
+    )

@@ -57,7 +57,12 @@ def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMSer
     with start_live_server(tmp_path_factory.mktemp("providers-sdk"), extra_env=env) as live:
         headers = {"Authorization": f"Bearer {live.api_key}"}
         bodies = [
-            {"name": "my-openai", "provider_type": "openai", "api_key": OPENAI_KEY, "base_url": fake_llm_server.base_url_openai},
+            {
+                "name": "my-openai",
+                "provider_type": "openai",
+                "api_key": OPENAI_KEY,
+                "base_url": fake_llm_server.base_url_openai,
+            },
             {"name": "my-ollama", "provider_type": "ollama", "api_key": "", "base_url": fake_llm_server.url},
             {
                 "name": "my-claude",

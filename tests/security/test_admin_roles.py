@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 def _staff(cast: Cast, role: str):
     user = UserFactory(is_staff=True)
-    user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools", "providers"]))
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools", "providers"])
+    )
     membership = MembershipFactory(user=user, organization=cast.org_a, role=role)
     return user, membership
 

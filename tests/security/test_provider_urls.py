@@ -95,7 +95,9 @@ def test_the_operator_may_allow_a_private_host_by_name_address_or_network(db: No
     org = OrganizationFactory()
     no_env_providers.PROVIDER_ALLOWED_PRIVATE_HOSTS = ["localhost", "10.0.0.0/8", "127.0.0.1"]
     for url in ("http://localhost:8000/v1", "http://10.1.2.3/v1", "http://127.0.0.1:9/v1", PUBLIC_URL):
-        Provider(organization=org, name="openai", provider_type="openai", base_url=url).full_clean(validate_unique=False)
+        Provider(organization=org, name="openai", provider_type="openai", base_url=url).full_clean(
+            validate_unique=False
+        )
 
 
 async def test_a_model_call_to_a_private_base_url_stored_earlier_is_refused_before_connecting(
