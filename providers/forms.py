@@ -18,7 +18,9 @@ class ProviderForm(forms.Form):
         label="Base URL",
         required=False,
         max_length=500,
-        widget=forms.URLInput(attrs={"placeholder": "e.g. http://ollama.internal:11434"}),
+        widget=forms.TextInput(
+            attrs={"placeholder": "e.g. http://ollama.internal:11434", "inputmode": "url", "autocomplete": "off"}
+        ),
         help_text="Needed for Ollama, vLLM, LM Studio, Azure and any other OpenAI-compatible server.",
     )
     api_key = forms.CharField(

@@ -157,3 +157,14 @@ class ProviderModel(models.Model):
     @property
     def handle(self) -> str:
         return f"{self.provider.name}/{self.name}"
+
+    @property
+    def context_label(self) -> str:
+        return f"{self.context_window:,} tokens"
+
+    @property
+    def output_label(self) -> str:
+        """What a page shows for its output: an embedding's dimensions, a chat model's output limit."""
+        if self.kind == ModelKind.EMBEDDING:
+            return f"{self.embedding_dim:,} dimensions" if self.embedding_dim else "unknown"
+        return f"up to {self.max_output_tokens:,} tokens" if self.max_output_tokens else "unknown"

@@ -173,7 +173,8 @@ def _label(info: ModelInfo) -> str:
     """How a picker names a model: its name, handle and context window (and when its provider is down)."""
     if info.is_demo:
         return f"{info.display_name} — {info.handle}"
-    label = f"{info.display_name} — {info.handle} · {info.context_window:,} tokens"
+    name = info.handle if info.display_name in ("", info.model) else f"{info.display_name} — {info.handle}"
+    label = f"{name} · {info.context_window:,} tokens"
     return f"{label} (unavailable)" if not info.available else label
 
 
