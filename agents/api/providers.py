@@ -64,7 +64,10 @@ class MessageOutput(serializers.Serializer):
 
 
 class CheckFailedOutput(serializers.Serializer):
-    error = serializers.DictField(help_text='{"type": "llm_authentication", "message", "detail"}')
+    """A 401: the provider refused the key (Letta's ``error``), or the request had no valid API key (``detail``)."""
+
+    error = serializers.DictField(required=False, help_text='{"type": "llm_authentication", "message", "detail"}')
+    detail = serializers.JSONField(required=False, help_text="No API key, or one that is invalid.")
 
 
 class ProviderCreateInput(serializers.Serializer):
