@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agents import services
+from agents.errors import InvalidArgument
 from agents.memory.archival import passage_insert, passage_search
 from agents.models import Message
 from tests.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY
@@ -109,12 +110,12 @@ def test_an_agents_own_embedding_handle_embeds_archival_memory_through_its_provi
 def test_an_embedding_handle_of_a_provider_that_does_not_embed_is_refused(
     cast: Cast, org_providers: OrgProviders
 ) -> None:
-    with pytest.raises(services.InvalidArgument, match="not supported by my-claude"):
+    with pytest.raises(InvalidArgument, match="not supported by my-claude"):
         services.agent_create(organization=cast.org_a, name="x", embedding="my-claude/claude-sonnet-4-6")
 
 
 def test_a_handle_of_a_provider_the_organization_does_not_have_is_refused(
     cast: Cast, org_providers: OrgProviders
 ) -> None:
-    with pytest.raises(services.InvalidArgument, match="not supported"):
+    with pytest.raises(InvalidArgument, match="not supported"):
         services.agent_create(organization=cast.org_b, name="x", model="my-claude/claude-sonnet-4-6")
