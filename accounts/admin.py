@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts import services
 from accounts.admin_scoping import OrgScopedAdminMixin, acting_membership
-from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
+from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -180,47 +180,6 @@ class ApiKeyAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
         for api_key in keys:
             services.api_key_revoke(api_key=api_key)
         self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
-
-
-class ProviderSettingsForm(forms.ModelForm):
-    api_key = forms.CharField(
-        label="API key",
-        required=False,
-        strip=True,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text=(
-            "Stored encrypted and never shown again. Leave empty to keep the current key; "
-            "changing the base URL removes it unless a new key is given."
-        ),
-    )
-    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
-
-    class Meta:
-        model = ProviderSettings
-        fields = ("organization", "provider", "base_url")
-
-    def save(self, commit: bool = True) -> ProviderSettings:
-        instance: ProviderSettings = super().save(commit=False)
-        if self.cleaned_data.get("clear_api_key"):
-            instance.api_key = ""
-        elif self.cleaned_data.get("api_key"):
-            instance.api_key = self.cleaned_data["api_key"]
-        if commit:
-            instance.save()
-        return instance
-
-
-@admin.register(ProviderSettings)
-class ProviderSettingsAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
-    form = ProviderSettingsForm
-    list_display = ("organization", "provider", "has_api_key", "base_url", "updated_at")
-    list_filter = ("provider", ("organization", admin.RelatedOnlyFieldListFilter))
-    search_fields = ("organization__name", "organization__slug", "base_url")
-    list_select_related = ("organization",)
-
-    @admin.display(description="key stored", boolean=True)
-    def has_api_key(self, obj: ProviderSettings) -> bool:
-        return bool(obj.api_key_encrypted)
 
 
 def _normalized_email(form: forms.ModelForm) -> str:

@@ -6,14 +6,11 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
-from accounts.crypto import decrypt_secret, encrypt_secret
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
-from core.egress import UnsafeProviderURL, check_provider_url
 
 
 class UserManager(BaseUserManager["User"]):
@@ -217,67 +214,3 @@ class ApiKey(models.Model):
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
-
-
-class Provider(models.TextChoices):
-    ANTHROPIC = "anthropic", "Anthropic"
-    OPENAI = "openai", "OpenAI (or compatible)"
-
-
-class ProviderSettings(models.Model):
-    """An organization's key and base URL for one model provider; the key is encrypted at rest."""
-
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="provider_settings")
-    provider = models.CharField(max_length=20, choices=Provider.choices)
-    api_key_encrypted = models.TextField(blank=True, editable=False)
-    base_url = models.URLField(blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    objects = OrgScopedQuerySet.as_manager()
-
-    _key_set = False  # a new key was set since loading: a URL change then keeps it
-
-    class Meta:
-        verbose_name_plural = "provider settings"
-        constraints: ClassVar = [
-            models.UniqueConstraint(fields=["organization", "provider"], name="unique_provider_per_org"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.get_provider_display()} for {self.organization}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        """A key stored for one base URL is never sent to another: changing the URL drops it,
-        unless a new key is set in the same change."""
-        saved_url = getattr(self, "_saved_base_url", None)
-        if self.pk and saved_url is not None and saved_url != self.base_url and not self._key_set:
-            self.api_key_encrypted = ""
-            if kwargs.get("update_fields") is not None:
-                kwargs["update_fields"] = {*kwargs["update_fields"], "api_key_encrypted"}
-        super().save(*args, **kwargs)
-        self._saved_base_url = self.base_url
-        self._key_set = False
-
-    @classmethod
-    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> ProviderSettings:
-        instance: ProviderSettings = super().from_db(db, field_names, values, **kwargs)
-        instance._saved_base_url = instance.__dict__.get("base_url") or ""
-        return instance
-
-    def clean(self) -> None:
-        """An organization's base URL may not point at private, loopback or link-local addresses."""
-        super().clean()
-        if self.base_url:
-            try:
-                check_provider_url(self.base_url)
-            except UnsafeProviderURL as exc:
-                raise ValidationError({"base_url": str(exc)}) from exc
-
-    @property
-    def api_key(self) -> str:
-        return decrypt_secret(self.api_key_encrypted)
-
-    @api_key.setter
-    def api_key(self, value: str) -> None:
-        self.api_key_encrypted = encrypt_secret(value)
-        self._key_set = True

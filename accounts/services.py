@@ -18,9 +18,8 @@ from django.apps import apps
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.crypto import reencrypt_secret
 from accounts.fields import EncryptedJSONField
-from accounts.models import ApiKey, Invite, Membership, Organization, ProviderSettings, Role, User
+from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
 from accounts.signals import organization_created
 from core.errors import ApplicationError
 
@@ -270,17 +269,13 @@ def api_key_provision(*, organization_slug: str, email: str, name: str) -> Provi
 
 
 def secrets_reencrypt() -> int:
-    """Encrypt every stored secret (provider keys, and every ``EncryptedJSONField`` of any app, such
-    as agents' tool variables) again with the first ``FIELD_ENCRYPTION_KEY``; how many rows.
+    """Encrypt every stored secret (every ``EncryptedJSONField`` of any app: providers' keys, agents'
+    tool variables) again with the first ``FIELD_ENCRYPTION_KEY``; how many rows.
 
     All in one transaction: a row no key can decrypt (``ValueError``) changes nothing.
     """
     count = 0
     with transaction.atomic():
-        for provider in ProviderSettings.objects.select_for_update().exclude(api_key_encrypted=""):
-            provider.api_key_encrypted = reencrypt_secret(provider.api_key_encrypted)
-            ProviderSettings.objects.filter(pk=provider.pk).update(api_key_encrypted=provider.api_key_encrypted)
-            count += 1
         for model in apps.get_models():
             fields = [f.name for f in model._meta.concrete_fields if isinstance(f, EncryptedJSONField)]
             if not fields:

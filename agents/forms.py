@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 
-from agents.llm.registry import list_model_handles
+from agents.llm.registry import model_choices
 from agents.models import DEFAULT_SYSTEM_PROMPT
 from tools.conditions import MAX_CONDITION_CHARS
 from tools.models import AgentTool, ApprovalPolicy, Tool, condition_problem
@@ -30,20 +30,14 @@ class ToolRow:
     condition: BoundField
 
 
-def model_choices(organization: Organization | None, current: str | None = None) -> list[tuple[str, str]]:
-    """The model handles the organization can use; the demo model says it is one."""
-    models = list_model_handles(organization=organization)
-    choices = [(info.handle, f"{info.display_name} — {info.handle}") for info in models]
-    if current and current not in {handle for handle, _ in choices}:
-        choices.append((current, f"{current} (provider not configured)"))
-    return choices
-
-
 class AgentForm(forms.Form):
     name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"autocomplete": "off"}))
     model = forms.ChoiceField(
         label="Model",
-        help_text="The demo model runs offline without an API key. Others appear once their provider has a key.",
+        help_text=(
+            "Grouped by provider, with each model's context window. The demo model runs offline without an "
+            "API key; others appear once their provider (Providers page) lists them."
+        ),
     )
     system = forms.CharField(
         label="System prompt",
@@ -65,7 +59,7 @@ class AgentForm(forms.Form):
         self.agent = agent
         self.org_tools = list(Tool.objects.for_org(organization).order_by("name"))
         model_field = cast("forms.ChoiceField", self.fields["model"])
-        model_field.choices = model_choices(organization, agent.model if agent else None)
+        model_field.choices = model_choices(organization=organization, current=agent.model if agent else None)
         tools_field = cast("forms.ModelMultipleChoiceField[Tool]", self.fields["tools"])
         tools_field.queryset = Tool.objects.for_org(organization).order_by("name")
         attached: dict[Any, AgentTool] = {}

@@ -25,6 +25,8 @@ from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HAN
 from agents.llm.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
+from providers.selectors import provider_names, provider_type_of
+from providers.types import SPECS as PROVIDER_TYPES
 from tools.builtins import default_registry
 from tools.models import AgentTool, ApprovalPolicy, Tool, ToolKind, condition_problem, policy_for_override
 from tools.services import builtin_tools_named
@@ -81,20 +83,30 @@ def base_tools_for(organization: Organization, agent_type: str | None) -> list[T
 # --- validation ---------------------------------------------------------------------------
 
 
-def validate_model_handle(handle: str) -> str:
-    """``provider/model`` with a provider we can talk to; raises ``InvalidArgument`` naming the handle."""
+def validate_model_handle(handle: str, *, organization: Organization | None = None) -> str:
+    """``provider/model`` with a provider we can talk to (the demo, ``anthropic``, ``openai``, or one of the
+    organization's or the server's providers); raises ``InvalidArgument`` naming the handle."""
     provider, model = split_handle(handle or "")
-    if provider not in MODEL_PROVIDERS or not model:
+    known = MODEL_PROVIDERS + tuple(provider_names(organization=organization))
+    if provider not in known or not model:
         raise InvalidArgument(
             f"Model handle {handle!r} is not supported: expected 'provider/model' with provider one of "
-            f"{', '.join(MODEL_PROVIDERS)}.",
+            f"{', '.join(dict.fromkeys(known))}.",
             field="model",
         )
     return handle
 
 
-def validate_embedding_handle(handle: str) -> str:
+def validate_embedding_handle(handle: str, *, organization: Organization | None = None) -> str:
+    """A handle of ``EMBEDDING_PROVIDERS`` (as before), or of one of the organization's or the server's
+    providers whose type embeds; raises ``InvalidArgument`` naming the handle."""
     provider, model = split_handle(handle or "")
+    if provider not in EMBEDDING_PROVIDERS and model:
+        provider_type = provider_type_of(organization=organization, name=provider)
+        if provider_type in PROVIDER_TYPES:
+            if not PROVIDER_TYPES[provider_type].embeddings:
+                raise InvalidArgument(f"Embedding model {model} is not supported by {provider}", field="embedding")
+            return handle
     if provider not in EMBEDDING_PROVIDERS or not model:
         raise InvalidArgument(f"Embedding provider {provider!r} is not supported", field="embedding")
     supported = {
@@ -304,8 +316,10 @@ def agent_create(
     (existing, same organization); with neither, the default ``human`` and ``persona``.
     """
     config = dict(llm_config or {})
-    handle = validate_model_handle(model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE)
-    embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE)
+    handle = validate_model_handle(
+        model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE, organization=organization
+    )
+    embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE, organization=organization)
     stored_rules, gated = _split_tool_rules(tool_rules)
     explicit = {
         "temperature": temperature,
@@ -375,7 +389,7 @@ def agent_update(
     config = dict(llm_config or {})
     handle = model or handle_from_llm_config(config)
     if handle and handle != agent.model:
-        agent.model = validate_model_handle(handle)
+        agent.model = validate_model_handle(handle, organization=agent.organization)
         for field, value in reasoning_defaults(handle).items():
             setattr(agent, field, value)
     for field in _LLM_CONFIG_FIELDS:
@@ -392,7 +406,7 @@ def agent_update(
         if reasoning and not agent.max_reasoning_tokens:
             agent.max_reasoning_tokens = DEFAULT_MAX_REASONING_TOKENS
     if embedding is not None:
-        agent.embedding = validate_embedding_handle(embedding)
+        agent.embedding = validate_embedding_handle(embedding, organization=agent.organization)
     if name is not None:
         agent.name = name
     if description is not None:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("approvals/", approval_views.approvals_inbox, name="approvals"),
     path("agents/<str:agent_id>/", chat_views.agent_chat, name="chat"),
     path("agents/<str:agent_id>/history/", chat_views.chat_history, name="chat_history"),
+    path("agents/<str:agent_id>/model/", chat_views.chat_model, name="chat_model"),
     path("agents/<str:agent_id>/memory/", chat_views.chat_memory, name="chat_memory"),
     path("agents/<str:agent_id>/memory/<str:block_id>/", chat_views.chat_block_save, name="chat_block_save"),
     path("agents/<str:agent_id>/archival/", views.agent_archival, name="archival"),

@@ -11,8 +11,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("agentserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# Every task module, named: the run executor and the periodic upkeep (CELERY_BEAT_SCHEDULE in settings).
-app.conf.update(imports=["agents.runs.tasks", "agents.maintenance"])
+# Every task module, named: the run executor, the periodic upkeep and the providers' model refresh
+# (CELERY_BEAT_SCHEDULE in settings).
+app.conf.update(imports=["agents.runs.tasks", "agents.maintenance", "providers.tasks"])
 
 
 @worker_init.connect

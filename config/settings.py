@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "axes",
     "accounts",
     "tools",
+    "providers",
     "agents",
     "onboarding",
 ]
@@ -222,6 +223,8 @@ RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
 RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
 # How often Celery beat (deployments with workers) sweeps dead runs and denies expired approvals.
 UPKEEP_BEAT_SECONDS = env.float("UPKEEP_BEAT_SECONDS", default=30)
+# How often Celery beat lists every provider's models again (providers/tasks.py).
+PROVIDER_REFRESH_BEAT_SECONDS = env.float("PROVIDER_REFRESH_BEAT_SECONDS", default=3600)
 # Built-in tool sets beside the ones ``tools.builtins`` ships (dotted paths to lists of BuiltinTool):
 # the memory tools live with the memory they edit.
 TOOL_BUILTIN_SETS = [
@@ -234,6 +237,10 @@ CELERY_BEAT_SCHEDULE = {
     "expire-pending-approvals": {
         "task": "agents.approval_expiry.expire_pending_approvals_task",
         "schedule": UPKEEP_BEAT_SECONDS,
+    },
+    "refresh-provider-models": {
+        "task": "providers.tasks.refresh_providers_task",
+        "schedule": PROVIDER_REFRESH_BEAT_SECONDS,
     },
 }
 # An agent's context is compacted before a request would pass this share of its window (as Letta);
@@ -270,6 +277,20 @@ ANTHROPIC_API_KEY = env_secret("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 OPENAI_API_KEY = env_secret("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
+# The server's other own providers (the "base" category, listed for every organization; providers/endpoints.py).
+GEMINI_API_KEY = env_secret("GEMINI_API_KEY", default="")
+GEMINI_BASE_URL = env.str("GEMINI_BASE_URL", default="")
+AZURE_API_KEY = env_secret("AZURE_API_KEY", default="")
+AZURE_BASE_URL = env.str("AZURE_BASE_URL", default="")
+AZURE_API_VERSION = env.str("AZURE_API_VERSION", default="")
+GROQ_API_KEY = env_secret("GROQ_API_KEY", default="")
+TOGETHER_API_KEY = env_secret("TOGETHER_API_KEY", default="")
+DEEPSEEK_API_KEY = env_secret("DEEPSEEK_API_KEY", default="")
+XAI_API_KEY = env_secret("XAI_API_KEY", default="")
+OPENROUTER_API_KEY = env_secret("OPENROUTER_API_KEY", default="")
+OLLAMA_BASE_URL = env.str("OLLAMA_BASE_URL", default="")
+VLLM_API_BASE = env.str("VLLM_API_BASE", default="")
+LMSTUDIO_BASE_URL = env.str("LMSTUDIO_BASE_URL", default="")
 # Hosts, addresses or networks (CIDR) an organization's own provider base URL may reach although
 # they are private, loopback or link-local (core/egress.py). The two URLs above are trusted.
 PROVIDER_ALLOWED_PRIVATE_HOSTS = env.list("PROVIDER_ALLOWED_PRIVATE_HOSTS", default=[])
@@ -293,6 +314,13 @@ EXA_BASE_URL = env.str("EXA_BASE_URL", default="https://api.exa.ai")
 TAVILY_API_KEY = env_secret("TAVILY_API_KEY", default="")
 TAVILY_BASE_URL = env.str("TAVILY_BASE_URL", default="https://api.tavily.com")
 SEARXNG_URL = env.str("SEARXNG_URL", default="")
+# they are private, loopback or link-local (core/egress.py). The server's own URLs above are trusted.
+PROVIDER_ALLOWED_PRIVATE_HOSTS = env.list("PROVIDER_ALLOWED_PRIVATE_HOSTS", default=[])
+# Listing a provider's models (providers/discovery.py): connect and read timeouts, in seconds.
+PROVIDER_DISCOVERY_CONNECT_TIMEOUT = env.float("PROVIDER_DISCOVERY_CONNECT_TIMEOUT", default=5)
+PROVIDER_DISCOVERY_READ_TIMEOUT = env.float("PROVIDER_DISCOVERY_READ_TIMEOUT", default=10)
+# A provider's models are listed again when a model list is asked for after this long (and by Celery beat).
+PROVIDER_MODELS_MAX_AGE_SECONDS = env.float("PROVIDER_MODELS_MAX_AGE_SECONDS", default=3600)
 DEFAULT_MODEL_HANDLE = env.str("DEFAULT_MODEL_HANDLE", default="demo/echo-1")
 # Seconds between the demo model's streamed tokens (0 in tests).
 DEMO_TOKEN_DELAY = env.float("DEMO_TOKEN_DELAY", default=0.01)

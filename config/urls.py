@@ -11,5 +11,6 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("accounts/", include("onboarding.urls")),
     path("tools/", include("tools.urls")),
+    path("providers/", include("providers.urls")),
     path("", include("agents.urls")),
 ]

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.db.models import TextField
+from django.db.models.functions import Cast as SqlCast
 from django.urls import reverse
 
-from accounts.models import ApiKey, Membership, ProviderSettings, Role, User
+from accounts.models import ApiKey, Membership, Role, User
 from agents.models import Agent
+from providers.models import Provider
 from tests.factories import (
     AgentFactory,
     AgentToolFactory,
@@ -20,12 +23,17 @@ from tools.models import AgentTool
 
 pytestmark = pytest.mark.django_db
 
+# The provider page's read-only inline of discovered models (the management form it posts).
+NO_INLINE_MODELS = {"models-TOTAL_FORMS": "0", "models-INITIAL_FORMS": "0"}
+
 
 @pytest.fixture
 def staff(cast):
     """dave: staff (not superuser) with every admin permission, member of org A only."""
     dave = UserFactory(email="dave@example.com", is_staff=True)
-    dave.user_permissions.set(Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools"]))
+    dave.user_permissions.set(
+        Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools", "providers"])
+    )
     MembershipFactory(user=dave, organization=cast.org_a, role=Role.ADMIN)
     return dave
 
@@ -198,31 +206,47 @@ def test_it_stores_a_provider_key_encrypted_and_never_shows_it(client, staff, ca
     client.force_login(staff)
 
     client.post(
-        reverse("admin:accounts_providersettings_add"),
-        {"organization": cast.org_a.pk, "provider": "openai", "api_key": "sk-live-secret", "base_url": ""},
+        reverse("admin:providers_provider_add"),
+        {
+            "organization": cast.org_a.pk,
+            "name": "openai",
+            "provider_type": "openai",
+            "api_key": "sk-live-secret",
+            "base_url": "",
+            **NO_INLINE_MODELS,
+        },
     )
 
-    settings = ProviderSettings.objects.get()
-    assert settings.api_key == "sk-live-secret"
-    assert "sk-live-secret" not in settings.api_key_encrypted
-    page = client.get(change("accounts.providersettings", settings.pk)).content.decode()
+    provider = Provider.objects.get()
+    assert provider.api_key == "sk-live-secret"
+    stored = Provider.objects.filter(pk=provider.pk).values_list(SqlCast("credentials", TextField()), flat=True).get()
+    assert "sk-live-secret" not in stored
+    page = client.get(change("providers.provider", provider.pk)).content.decode()
     assert "sk-live-secret" not in page
-    assert settings.api_key_encrypted not in page
+    assert stored not in page
 
 
 def test_it_keeps_the_provider_key_when_the_field_is_left_empty(client, staff, cast):
-    settings = ProviderSettings(organization=cast.org_a, provider="anthropic", base_url="https://93.184.215.14/v1")
-    settings.api_key = "sk-ant-secret"
-    settings.save()
+    provider = Provider(
+        organization=cast.org_a, name="anthropic", provider_type="anthropic", base_url="https://93.184.215.14/v1"
+    )
+    provider.api_key = "sk-ant-secret"
+    provider.save()
     client.force_login(staff)
 
     client.post(
-        change("accounts.providersettings", settings.pk),
-        {"organization": cast.org_a.pk, "provider": "anthropic", "api_key": "", "base_url": settings.base_url},
+        change("providers.provider", provider.pk),
+        {
+            "name": "anthropic",
+            "provider_type": "anthropic",
+            "api_key": "",
+            "base_url": provider.base_url,
+            **NO_INLINE_MODELS,
+        },
     )
 
-    settings.refresh_from_db()
-    assert (settings.api_key, settings.base_url) == ("sk-ant-secret", "https://93.184.215.14/v1")
+    provider.refresh_from_db()
+    assert (provider.api_key, provider.base_url) == ("sk-ant-secret", "https://93.184.215.14/v1")
 
 
 def test_it_refuses_to_demote_the_last_owner_in_the_admin(admin_client, cast):
@@ -289,8 +313,8 @@ ADMIN_PAGES = [
     "/admin/accounts/invite/",
     "/admin/accounts/invite/add/",
     "/admin/accounts/apikey/",
-    "/admin/accounts/providersettings/",
-    "/admin/accounts/providersettings/add/",
+    "/admin/providers/provider/",
+    "/admin/providers/provider/add/",
     "/admin/accounts/user/",
     "/admin/accounts/user/?q=alice",
     "/admin/agents/agent/",

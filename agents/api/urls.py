@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from django.urls import path, re_path
 
 from agents.api import agents, approvals, blocks, messages, passages, schema, summarize, tools, views
+from agents.api import models as model_views
+from agents.api import providers as provider_views
 from agents.api import runs as run_views
 
 if TYPE_CHECKING:
@@ -82,6 +84,14 @@ urlpatterns = [
     *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
     # --- end of memory ---
     *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
+    # --- models and providers ---
+    *route("models/", model_views.ModelListView, "models"),
+    *route("models/embedding", model_views.EmbeddingModelListView, "models-embedding"),
+    *route("providers/", provider_views.ProviderListView, "providers"),
+    *route("providers/check", provider_views.ProviderCheckView, "providers-check"),
+    *route("providers/<str:provider_id>", provider_views.ProviderDetailView, "provider"),
+    *route("providers/<str:provider_id>/check", provider_views.ProviderStoredCheckView, "provider-check"),
+    *route("providers/<str:provider_id>/refresh", provider_views.ProviderRefreshView, "provider-refresh"),
     *route("runs/", run_views.RunListView, "runs"),
     *route("runs/active", run_views.ActiveRunListView, "runs-active"),
     *route("runs/<str:run_id>", run_views.RunDetailView, "run"),

@@ -9,19 +9,21 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from django.contrib import messages
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.decorators import membership_required
 from agents import selectors
+from agents import services as agent_services
 from agents.approvals.inbox import approval_tools
 from agents.chat import actions as chat
 from agents.errors import ApplicationError, NotFound
 from agents.llm.base import ToolSchema
 from agents.llm.intents import example_call
-from agents.llm.registry import model_info
+from agents.llm.registry import model_choices, model_info
 from agents.memory import services as memory_services
 from agents.models import Agent, AgentBlock
 from tools.models import AgentTool
@@ -61,7 +63,7 @@ def demo_suggestions(agent: Agent) -> list[str]:
 @require_GET
 def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
     agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
-    info = model_info(agent.model)
+    info = model_info(agent.model, organization=request.organization)
     config = {
         "agentId": agent.public_id,
         "agentName": agent.name,
@@ -76,8 +78,30 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
     return render(
         request,
         "agents/chat.html",
-        {"agent": agent, "config": config, "is_demo": bool(info and info.is_demo), "model_info": info},
+        {
+            "agent": agent,
+            "config": config,
+            "is_demo": bool(info and info.is_demo),
+            "model_info": info,
+            "model_options": model_choices(organization=request.organization, current=agent.model),
+        },
     )
+
+
+@membership_required
+@require_POST
+def chat_model(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
+    """Switch the agent to another model in one step (``model``: a handle); the chat page again."""
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
+    handle = (request.POST.get("model") or "").strip()
+    if handle and handle != agent.model:
+        try:
+            agent = agent_services.agent_update(agent=agent, model=handle)
+        except ApplicationError as exc:
+            messages.error(request, str(exc).removeprefix("INVALID_ARGUMENT: "))
+        else:
+            messages.success(request, f"{agent.name} now uses {agent.model}.")
+    return redirect("agents:chat", agent_id=agent.public_id)
 
 
 @membership_required

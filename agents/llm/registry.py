@@ -1,11 +1,13 @@
-"""Model handles (``provider/model``) → a ready client, with keys from the organization or the environment.
+"""Model handles (``provider/model``) → a ready client, through the organization's providers, then the server's.
 
-Keys and base URLs come from the organization's ``ProviderSettings`` (encrypted at
-rest), else from settings (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``,
-``OPENAI_API_KEY``, ``OPENAI_BASE_URL``). The server's own key is never sent to a
-base URL an organization chose: such an organization must give its own key. Such a URL
-must also pass ``core.egress.check_provider_url`` (no private, loopback or
-link-local targets unless the operator allows them) before each call.
+``providers.selectors.endpoint_for`` says where a handle's provider is and which key it
+uses (``providers.endpoints`` holds the rules: the server's own key is never sent to a
+base URL an organization chose, and such a URL must pass ``core.egress.check_provider_url``
+before each call). Anthropic providers get an ``AnthropicClient``; OpenAI and every
+OpenAI-compatible type (Ollama, vLLM, LM Studio, OpenRouter, Groq, Together, DeepSeek, xAI,
+Gemini's OpenAI-compatible endpoint) an ``OpenAIClient`` at the provider's base URL; Azure
+an ``AzureOpenAIClient``. ``demo/…`` is the offline demo model. A model need not have been
+discovered to be called: any model of a known provider resolves.
 """
 
 from __future__ import annotations
@@ -15,35 +17,39 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from accounts.models import Provider, ProviderSettings
 from agents.llm.anthropic import AnthropicClient
+from agents.llm.azure import AzureOpenAIClient
 from agents.llm.base import LLMAuthenticationError, LLMBadRequest
-from agents.llm.demo import DEFAULT_TOKEN_DELAY, DEMO_LABEL, DemoClient
+from agents.llm.demo import DEFAULT_TOKEN_DELAY, DemoClient
 from agents.llm.openai import OpenAIClient
 from agents.llm.retry import DEFAULT_MAX_ATTEMPTS, with_retries
-from core.egress import UnsafeProviderURL, check_provider_url
+from providers import selectors as provider_selectors
+from providers.endpoints import NO_KEY_PLACEHOLDER, EndpointNotAllowed
+from providers.services import model_list_fresh
+from providers.types import DEMO, openai_base_url
 
 if TYPE_CHECKING:
     from accounts.models import Organization
     from agents.llm.base import LLMClient
+    from providers.endpoints import Endpoint
 
 __all__ = [
-    "CATALOGUE",
+    "NO_KEY_PLACEHOLDER",
     "ModelInfo",
     "ProviderNotConfigured",
     "ProviderURLNotAllowed",
     "UnknownModelHandle",
     "get_llm_client",
     "list_model_handles",
+    "model_choices",
     "model_info",
     "parse_handle",
     "with_retries",
 ]
 
-DEMO = "demo"
-PROVIDERS = (DEMO, Provider.ANTHROPIC.value, Provider.OPENAI.value)
-# Compatible servers ignore the key, but the SDK insists on one.
-NO_KEY_PLACEHOLDER = "not-needed"
+# Handles these providers' names always parse: the server may configure them at any time.
+BUILTIN_PROVIDERS = (DEMO, "anthropic", "openai")
+_ENV_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
 class UnknownModelHandle(LLMBadRequest):
@@ -60,12 +66,18 @@ class ProviderURLNotAllowed(LLMBadRequest):
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """A model a picker offers: its handle, label and limits, and whether its provider last answered."""
+
     handle: str
     display_name: str
     context_window: int
-    max_output_tokens: int
-    supports_reasoning: bool = False
+    max_output_tokens: int | None
+    provider_name: str
+    provider_type: str
+    provider_category: str
     is_demo: bool = False
+    available: bool = True
+    unavailable_reason: str = ""
 
     @property
     def provider(self) -> str:
@@ -76,42 +88,23 @@ class ModelInfo:
         return self.handle.split("/", 1)[1]
 
 
-# What a model picker offers. Any ``anthropic/…`` or ``openai/…`` model resolves, listed or not
-# (Letta's seed uses ``anthropic/claude-sonnet-4-5-20250929``, which the SDK marks deprecated).
-CATALOGUE: tuple[ModelInfo, ...] = (
-    ModelInfo("demo/echo-1", DEMO_LABEL, 32_000, 4_096, supports_reasoning=True, is_demo=True),
-    ModelInfo("anthropic/claude-sonnet-4-6", "Claude Sonnet 4.6", 200_000, 64_000, supports_reasoning=True),
-    ModelInfo("anthropic/claude-haiku-4-5-20251001", "Claude Haiku 4.5", 200_000, 64_000, supports_reasoning=True),
-    ModelInfo("openai/gpt-4.1", "GPT-4.1", 1_047_576, 32_768),
-    ModelInfo("openai/gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 32_768),
-    ModelInfo("openai/gpt-4o-mini", "GPT-4o mini", 128_000, 16_384),
-)
-
-
-@dataclass(frozen=True)
-class Credentials:
-    api_key: str
-    base_url: str
-    chosen_by_organization: bool = False
-
-
-def parse_handle(handle: str) -> tuple[str, str]:
-    """``("anthropic", "claude-…")`` for ``"anthropic/claude-…"``; ``UnknownModelHandle`` otherwise."""
+def parse_handle(handle: str, *, organization: Organization | None = None) -> tuple[str, str]:
+    """``("anthropic", "claude-…")`` for ``"anthropic/claude-…"``; ``UnknownModelHandle`` unless the
+    provider is the demo, ``anthropic``, ``openai``, or one of the organization's or the server's."""
     provider, _, model = handle.strip().partition("/")
-    if provider not in PROVIDERS or not model:
-        known = ", ".join(f"{name}/…" for name in PROVIDERS)
-        raise UnknownModelHandle(f"Unknown model handle {handle!r}: expected one of {known}")
+    if not model or not provider:
+        raise _unknown(handle, organization)
+    if provider in BUILTIN_PROVIDERS:
+        return provider, model
+    if provider_selectors.endpoint_for(organization=organization, name=provider) is None:
+        raise _unknown(handle, organization)
     return provider, model
 
 
-def model_info(handle: str) -> ModelInfo | None:
-    """The catalogue entry for ``handle``; any ``demo/…`` handle reads as the demo model."""
-    for info in CATALOGUE:
-        if info.handle == handle:
-            return info
-    if handle.startswith(f"{DEMO}/"):
-        return CATALOGUE[0]
-    return None
+def _unknown(handle: str, organization: Organization | None) -> UnknownModelHandle:
+    names = list(dict.fromkeys([*BUILTIN_PROVIDERS, *provider_selectors.provider_names(organization=organization)]))
+    known = ", ".join(f"{name}/…" for name in names)
+    return UnknownModelHandle(f"Unknown model handle {handle!r}: expected one of {known}")
 
 
 def get_llm_client(
@@ -120,73 +113,87 @@ def get_llm_client(
     """The client for ``handle`` and the bare model name.
 
     The client retries transient errors (``with_retries``) unless ``max_attempts``
-    is 1. Raises ``UnknownModelHandle`` or ``ProviderNotConfigured``. Queries the
-    database (async callers go through ``sync_to_async``).
+    is 1. Raises ``UnknownModelHandle``, ``ProviderNotConfigured`` or
+    ``ProviderURLNotAllowed``. Queries the database (async callers go through ``sync_to_async``).
     """
-    provider, model = parse_handle(handle)
-    row = _settings_row(provider, organization)
-    _check_url(provider, row)
-    return _build(provider, model, row, max_attempts=max_attempts), model
-
-
-def list_model_handles(*, organization: Organization | None = None) -> list[ModelInfo]:
-    """The models a picker should offer: the demo always, the others once their provider is configured."""
-    usable = {DEMO}
-    for provider in (Provider.ANTHROPIC.value, Provider.OPENAI.value):
-        if _credentials(provider, _settings_row(provider, organization)) is not None:
-            usable.add(provider)
-    return [info for info in CATALOGUE if info.provider in usable]
-
-
-def _settings_row(provider: str, organization: Organization | None) -> ProviderSettings | None:
-    if provider == DEMO or organization is None:
-        return None
-    return ProviderSettings.objects.for_org(organization).filter(provider=provider).first()
-
-
-def _check_url(provider: str, row: ProviderSettings | None) -> None:
-    """Refuse an organization's base URL that points at a private, loopback or link-local address."""
-    credentials = _credentials(provider, row) if provider != DEMO else None
-    if credentials is None or not credentials.chosen_by_organization:
-        return
-    try:
-        check_provider_url(credentials.base_url)
-    except UnsafeProviderURL as exc:
-        raise ProviderURLNotAllowed(f"The organization's {provider} base URL is not allowed: {exc}") from exc
-
-
-def _build(provider: str, model: str, row: ProviderSettings | None, *, max_attempts: int) -> LLMClient:
+    provider, model = parse_handle(handle, organization=organization)
     client: LLMClient
     if provider == DEMO:
         client = DemoClient(token_delay=getattr(settings, "DEMO_TOKEN_DELAY", DEFAULT_TOKEN_DELAY))
     else:
-        credentials = _credentials(provider, row)
-        if credentials is None:
-            env = f"{provider.upper()}_API_KEY"
-            raise ProviderNotConfigured(
-                f"No API key for {provider}: add one in the organization's provider settings or set {env}"
-            )
-        client_class = AnthropicClient if provider == Provider.ANTHROPIC else OpenAIClient
-        client = client_class(api_key=credentials.api_key, base_url=credentials.base_url or None)
-    return with_retries(client, max_attempts=max_attempts) if max_attempts > 1 else client
+        endpoint = provider_selectors.endpoint_for(organization=organization, name=provider)
+        client = _build(provider, endpoint)
+    return (with_retries(client, max_attempts=max_attempts) if max_attempts > 1 else client), model
 
 
-def _credentials(provider: str, row: ProviderSettings | None) -> Credentials | None:
-    """The key and base URL to use, or ``None`` when the provider cannot be called."""
-    env_key: str = getattr(settings, f"{provider.upper()}_API_KEY", "") or ""
-    env_url: str = getattr(settings, f"{provider.upper()}_BASE_URL", "") or ""
-    org_key = row.api_key if row is not None else ""
-    org_url = row.base_url if row is not None else ""
-    chosen = bool(org_url) and org_url != env_url
-    if chosen:
-        key = org_key  # never send the server's key to a URL the organization picked
-        url = org_url
-    else:
-        key = org_key or env_key
-        url = env_url
-    if key:
-        return Credentials(api_key=key, base_url=url, chosen_by_organization=chosen)
-    if provider == Provider.OPENAI and url:
-        # a local compatible server
-        return Credentials(api_key=NO_KEY_PLACEHOLDER, base_url=url, chosen_by_organization=chosen)
-    return None
+def _build(provider: str, endpoint: Endpoint | None) -> LLMClient:
+    if endpoint is None or not endpoint.api_key:
+        env = _ENV_KEYS.get(provider, f"{provider.upper()}_API_KEY")
+        raise ProviderNotConfigured(
+            f"No API key for {provider}: add one in the organization's provider settings or set {env}"
+        )
+    try:
+        endpoint.check_egress()
+    except EndpointNotAllowed as exc:
+        raise ProviderURLNotAllowed(str(exc)) from exc
+    protocol = endpoint.spec.protocol
+    if protocol == "anthropic":
+        return AnthropicClient(api_key=endpoint.api_key, base_url=endpoint.base_url or None)
+    if protocol == "azure":
+        return AzureOpenAIClient(api_key=endpoint.api_key, base_url=endpoint.url, api_version=endpoint.api_version)
+    return OpenAIClient(api_key=endpoint.api_key, base_url=openai_base_url(endpoint.provider_type, endpoint.base_url))
+
+
+def list_model_handles(*, organization: Organization | None = None) -> list[ModelInfo]:
+    """The chat models a picker offers, as their providers last listed them (refreshing stale ones); the demo last."""
+    return [_info(model) for model in model_list_fresh(organization=organization)]
+
+
+ModelChoices = list[tuple[str, list[tuple[str, str]]]]
+
+
+def model_choices(*, organization: Organization | None = None, current: str | None = None) -> ModelChoices:
+    """A picker's options: ``(provider group, [(handle, label), …])`` per ``<optgroup>``, the demo last;
+    ``current`` first when no provider lists it (so a form keeps it)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for info in list_model_handles(organization=organization):
+        if info.is_demo:
+            group = "Demo (offline)"
+        else:
+            owner = "this organization" if info.provider_category == "byok" else "server"
+            group = f"{info.provider_name} ({owner})"
+        groups.setdefault(group, []).append((info.handle, _label(info)))
+    choices = list(groups.items())
+    if current and current not in {handle for options in groups.values() for handle, _ in options}:
+        choices.insert(0, ("Current model", [(current, f"{current} (not listed by its provider)")]))
+    return choices
+
+
+def _label(info: ModelInfo) -> str:
+    """How a picker names a model: its name, handle and context window (and when its provider is down)."""
+    if info.is_demo:
+        return f"{info.display_name} — {info.handle}"
+    name = info.handle if info.display_name in ("", info.model) else f"{info.display_name} — {info.handle}"
+    label = f"{name} · {info.context_window:,} tokens"
+    return f"{label} (unavailable)" if not info.available else label
+
+
+def model_info(handle: str, *, organization: Organization | None = None) -> ModelInfo | None:
+    """What the organization's providers last said about ``handle``; any ``demo/…`` handle reads as the demo model."""
+    listed = provider_selectors.model_get(organization=organization, handle=handle)
+    return _info(listed) if listed is not None else None
+
+
+def _info(model: provider_selectors.ListedModel) -> ModelInfo:
+    return ModelInfo(
+        handle=model.handle,
+        display_name=model.display_name,
+        context_window=model.context_window,
+        max_output_tokens=model.max_output_tokens,
+        provider_name=model.provider_name,
+        provider_type=model.provider_type,
+        provider_category=model.provider_category,
+        is_demo=model.is_demo,
+        available=model.available,
+        unavailable_reason=model.unavailable_reason,
+    )

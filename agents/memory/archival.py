@@ -4,7 +4,8 @@ Search is full text always (``passage_text_ranking``: Postgres ``ts_rank`` over 
 index of migration 0004; SQLite ``bm25`` over the FTS5 table of migration 0008, both
 stemming English words) plus vector similarity when the agent
 has an embedding model we can run: the offline ``demo`` embedding (hashed bag of words,
-``DEMO_DIMENSIONS`` dimensions, unit length). Similarity (``passage_vector_ranking``) runs
+``DEMO_DIMENSIONS`` dimensions, unit length), or the agent's own embedding handle at one of its
+organization's (or the server's) providers. Similarity (``passage_vector_ranking``) runs
 in pgvector over an HNSW index where the database has the extension (migration 0009),
 and is otherwise an exact cosine over the agent's passages in Python (SQLite, and
 Postgres without pgvector, CI's path). The two rankings are fused by reciprocal rank.
@@ -13,11 +14,12 @@ Postgres without pgvector, CI's path). The two rankings are fused by reciprocal 
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection, transaction
@@ -25,8 +27,15 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from agents.errors import ValidationFailed
+from agents.llm.embeddings import EmbeddingFailed, embedding_function
 from agents.memory.selectors import any_of, has_tag
 from agents.models import Agent, Passage
+
+if TYPE_CHECKING:
+    from accounts.models import Organization
+
+logger = logging.getLogger(__name__)
+Embed = Callable[[str], "list[float] | None"]
 
 DEMO_DIMENSIONS = 256
 DEFAULT_TOP_K = 10
@@ -52,10 +61,28 @@ def demo_embedding(text: str) -> list[float]:
     return [round(value / norm, 6) for value in vector] if norm else vector
 
 
-def embedder_for(handle: str) -> Any:
-    """The embedding function for an agent's embedding handle, or ``None`` when we have none to run."""
+def embedder_for(handle: str, organization: Organization | None = None) -> Embed | None:
+    """The embedding function for an agent's own embedding handle, or ``None`` when we have none to run.
+
+    ``demo/…`` is the offline embedding; any other handle resolves through the organization's
+    providers, then the server's (``agents.llm.embeddings``). A provider that fails to embed
+    leaves that text without a vector (logged): full-text search still finds it.
+    """
     provider, _, _model = (handle or "").partition("/")
-    return demo_embedding if provider == "demo" else None
+    if provider == "demo":
+        return demo_embedding
+    remote = embedding_function(handle, organization=organization)
+    if remote is None:
+        return None
+
+    def embed(text: str) -> list[float] | None:
+        try:
+            return remote(text)
+        except EmbeddingFailed as exc:
+            logger.warning("No embedding for a passage: %s", exc)
+            return None
+
+    return embed
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -69,23 +96,27 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 # --- writes -------------------------------------------------------------------------------
 
 
-@transaction.atomic
 def passage_insert(
     *, agent: Agent, text: str, tags: Sequence[str] | None = None, created_at: datetime | None = None
 ) -> list[Passage]:
-    """Store ``text`` as one passage of the agent (embedded when the agent has an embedding we can run)."""
+    """Store ``text`` as one passage of the agent (embedded when the agent has an embedding we can run).
+
+    The text is embedded before the transaction opens: a provider's answer never holds the database.
+    """
     if not text or not text.strip():
         raise ValidationFailed([{"loc": ["body", "text"], "msg": "Text may not be blank", "type": "value_error"}])
-    embed = embedder_for(agent.embedding)
-    passage = Passage.objects.create(
-        organization_id=agent.organization_id,
-        agent=agent,
-        text=text,
-        tags=list(dict.fromkeys(tags or [])),
-        embedding=embed(text) if embed else None,
-        embedding_model=agent.embedding if embed else "",
-        created_at=created_at or timezone.now(),
-    )
+    embed = embedder_for(agent.embedding, agent.organization)
+    vector = embed(text) if embed else None
+    with transaction.atomic():
+        passage = Passage.objects.create(
+            organization_id=agent.organization_id,
+            agent=agent,
+            text=text,
+            tags=list(dict.fromkeys(tags or [])),
+            embedding=vector,
+            embedding_model=agent.embedding if vector is not None else "",
+            created_at=created_at or timezone.now(),
+        )
     return [passage]
 
 
@@ -243,9 +274,10 @@ def passage_search(
 
     rankings: list[list[Any]] = []
     rankings.append(passage_text_ranking(rows, query_words, _CANDIDATES))
-    embed = embedder_for(agent.embedding)
-    if embed is not None:
-        rankings.append(passage_vector_ranking(rows, embed(query), _CANDIDATES))
+    embed = embedder_for(agent.embedding, agent.organization)
+    wanted = embed(query) if embed is not None else None
+    if wanted is not None:
+        rankings.append(passage_vector_ranking(rows, wanted, _CANDIDATES))
 
     fused: dict[Any, float] = {}
     for ranking in rankings:

@@ -17,6 +17,7 @@ from agents import services
 from agents.api.urls import urlpatterns
 from agents.memory.archival import passage_insert
 from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
+from providers.models import Provider, ProviderModel
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.django_db
 
 TURN = {"messages": [{"role": "user", "content": "hi"}]}
+ALICES_URL = "https://93.184.215.14/v1"
 DICE = '''
 def roll_dice(num_sides: int) -> str:
     """Roll a die.
@@ -52,6 +54,7 @@ class Rows:
     charlies_agent: Agent
     block: Block
     passage: Passage
+    provider: Provider
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -69,6 +72,11 @@ class Rows:
             "blocks": list(Block.objects.order_by("pk").values_list("pk", "label", "value", "read_only")),
             "attached_blocks": sorted(AgentBlock.objects.values_list("agent_id", "block_id")),
             "passages": list(Passage.objects.order_by("pk").values_list("pk", "text")),
+            "providers": [
+                (row.pk, row.name, row.base_url, row.api_key, row.status, row.checked_at)
+                for row in Provider.objects.order_by("pk")
+            ],
+            "provider_models": ProviderModel.objects.count(),
         }
 
 
@@ -83,6 +91,9 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
     run = Run.objects.get(agent=agent)
     queued = Run.objects.create(organization=cast.org_a, agent=agent, background=True)
     charlies = services.agent_create(organization=cast.org_b, name="charlies", model="demo/echo-1")
+    provider = Provider(organization=cast.org_a, name="alices-llm", provider_type="openai", base_url=ALICES_URL)
+    provider.api_key = "sk-alices-provider-key"
+    provider.save()
     return Rows(
         agent=agent,
         tool=tool,
@@ -93,6 +104,7 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
         charlies_agent=charlies,
         block=Block.objects.get(agent_blocks__agent=agent, label="human"),
         passage=passage_insert(agent=agent, text="alice's archived secret")[0],
+        provider=provider,
     )
 
 
@@ -167,11 +179,19 @@ PROBES = [
     ("run-steps", "get", "/v1/runs/{run}/steps?after={step}&order=desc", None),
     ("steps", "get", "/v1/steps/?after={step}", None),
     ("runs", "get", "/v1/runs/?before={run}&order=asc&order_by=created_at", None),
+    # Models and providers: another organization's provider is a 404 before anything calls it.
+    ("provider", "get", "/v1/providers/{provider}", None),
+    ("provider", "patch", "/v1/providers/{provider}", {"api_key": "sk-taken", "base_url": "https://example.com/v1"}),
+    ("provider", "delete", "/v1/providers/{provider}", None),
+    ("provider-check", "post", "/v1/providers/{provider}/check", None),
+    ("provider-refresh", "patch", "/v1/providers/{provider}/refresh", None),
+    ("providers", "get", "/v1/providers/?after={provider}", None),
+    ("providers", "get", "/v1/providers?before={provider}&order=asc", None),
 ]
 
 
 def _ids(rows: Rows) -> dict[str, str]:
-    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage")
+    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage", "provider")
     return {name: getattr(rows, name).public_id for name in names}
 
 
@@ -257,6 +277,9 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/agents/{charlies_agent}/core-memory/blocks",
         "/v1/agents/{charlies_agent}/archival-memory",
         "/v1/approvals/pending",
+        "/v1/providers/",
+        "/v1/providers?name=alices-llm",
+        "/v1/providers?provider_type=openai&order=asc",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -270,6 +293,7 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
         *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
+        rows.provider.public_id,
     }
 
     response = charlie_api.get(_url(path, rows))

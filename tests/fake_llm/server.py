@@ -2,8 +2,11 @@
 
 Tests point the official SDKs at it. Each model request takes the next scripted
 item (a ``Reply`` or a ``Fault``) or, when none is queued, an automatic reply.
-Every model request is recorded. Control endpoints for a separate process:
-``POST /__script__``, ``POST /__reset__``, ``GET /__requests__``.
+Every model request is recorded. It also lists models as each vendor does (OpenAI's and
+Anthropic's ``GET /v1/models``, Ollama's ``/api/tags`` and ``/api/show``) and embeds
+(``POST /v1/embeddings``), see ``tests.fake_llm.listings``; those requests are recorded apart
+(``listing_requests``), and a listing can be made to fail (``fail_listings``). Control
+endpoints for a separate process: ``POST /__script__``, ``POST /__reset__``, ``GET /__requests__``.
 """
 
 from __future__ import annotations
@@ -19,17 +22,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
-from tests.fake_llm import anthropic_wire, openai_wire
+from tests.fake_llm import anthropic_wire, listings, openai_wire
 from tests.fake_llm.auto import auto_reply
 from tests.fake_llm.exchange import read_anthropic, read_openai
 from tests.fake_llm.script import Fault, Reply, items_from_json
 
 if TYPE_CHECKING:
     from tests.fake_llm.exchange import Exchange, Protocol
+    from tests.fake_llm.listings import ListingFault, ListingProtocol
     from tests.fake_llm.script import ScriptItem
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
+MODELS_PATHS = ("/v1/models", "/models")
+EMBEDDINGS_PATHS = ("/v1/embeddings", "/embeddings")
 _BROKEN_JSON = b'{"id": "broken", "content": [{"type": "text", "text": "unfinished'
 _TRAILING_FRAMES = 3  # content_block_stop, message_delta, message_stop / finish, usage, [DONE]
 
@@ -59,6 +65,9 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._queue: deque[ScriptItem] = deque()
         self._requests: list[RecordedRequest] = []
+        self._listing_requests: list[RecordedRequest] = []
+        self._listings: dict[str, list[dict[str, Any]]] = {}
+        self._listing_faults: dict[str, ListingFault] = {}
         self._httpd = _HTTPServer((host, port), _Handler, self)
         self._thread: threading.Thread | None = None
 
@@ -103,10 +112,47 @@ class FakeLLMServer:
             self._queue.extend(items)
 
     def reset(self) -> None:
-        """Forget queued items and recorded requests."""
+        """Forget queued items, recorded requests, listings set and listing faults."""
         with self._lock:
             self._queue.clear()
             self._requests.clear()
+            self._listing_requests.clear()
+            self._listings.clear()
+            self._listing_faults.clear()
+
+    # --- listings ------------------------------------------------------------
+
+    def set_listing(self, protocol: ListingProtocol, models: list[dict[str, Any]]) -> None:
+        """What ``protocol``'s model listing answers from now on (``tests.fake_llm.listings`` has the defaults)."""
+        with self._lock:
+            self._listings[protocol] = list(models)
+
+    def fail_listings(self, protocol: ListingProtocol, fault: ListingFault | None) -> None:
+        """Make ``protocol``'s model listings fail that way (``None``: answer again)."""
+        with self._lock:
+            if fault is None:
+                self._listing_faults.pop(protocol, None)
+            else:
+                self._listing_faults[protocol] = fault
+
+    @property
+    def listing_requests(self) -> list[RecordedRequest]:
+        """Listing and embedding requests, in order."""
+        with self._lock:
+            return list(self._listing_requests)
+
+    def _listing(self, protocol: ListingProtocol) -> tuple[list[dict[str, Any]], ListingFault | None]:
+        defaults = {
+            "openai": listings.OPENAI_MODELS,
+            "anthropic": listings.ANTHROPIC_MODELS,
+            "ollama": listings.OLLAMA_MODELS,
+        }
+        with self._lock:
+            return self._listings.get(protocol, defaults[protocol]), self._listing_faults.get(protocol)
+
+    def _record_listing(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._listing_requests.append(request)
 
     @property
     def pending(self) -> int:
@@ -160,6 +206,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, [request.to_json() for request in self.server.fake.requests])
         elif path == "/__health__":
             self._send_json(200, {"ok": True})
+        elif path in MODELS_PATHS:
+            anthropic = bool(self.headers.get("x-api-key") or self.headers.get("anthropic-version"))
+            self._models("anthropic" if anthropic else "openai", path)
+        elif path == "/api/tags":
+            self._models("ollama", path)
         else:
             self._send_json(404, {"error": f"no route for GET {path}"})
 
@@ -181,8 +232,58 @@ class _Handler(BaseHTTPRequestHandler):
             self._model_call("anthropic", path, raw)
         elif path in OPENAI_PATHS:
             self._model_call("openai", path, raw)
+        elif path == "/api/show":
+            self._ollama_show(raw)
+        elif path in EMBEDDINGS_PATHS:
+            self._embeddings(path, raw)
         else:
             self._send_json(404, {"error": f"no route for POST {path}"})
+
+    # --- listings and embeddings ---------------------------------------------
+
+    def _models(self, protocol: ListingProtocol, path: str) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.server.fake._record_listing(RecordedRequest("GET", path, headers, None))
+        models, fault = self.server.fake._listing(protocol)
+        if fault is not None and self._listing_fault(fault):
+            return
+        if protocol == "anthropic":
+            self._send_json(200, listings.anthropic_listing(models))
+        elif protocol == "ollama":
+            self._send_json(200, listings.ollama_tags(models))
+        else:
+            self._send_json(200, listings.openai_listing(models))
+
+    def _listing_fault(self, fault: ListingFault) -> bool:
+        """Answer as ``fault`` says; ``False`` when it only delays the answer (a timeout the client outlived)."""
+        if fault.kind == "timeout":
+            time.sleep(fault.stall)
+            self._send_json(200, {"data": []})
+        elif fault.kind == "401":
+            self._send_json(401, {"error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+        elif fault.kind == "garbage":
+            self._send_bytes(200, b"<html><body>Welcome to nginx!</body></html>", "application/json")
+        else:
+            self._send_json(200, {"models_here": "soon", "data": "not a list"})
+        return True
+
+    def _ollama_show(self, raw: bytes) -> None:
+        body = json.loads(raw or b"{}")
+        self.server.fake._record_listing(RecordedRequest("POST", "/api/show", {}, body))
+        models, fault = self.server.fake._listing("ollama")
+        if fault is not None and self._listing_fault(fault):
+            return
+        shown = listings.ollama_show(models, str(body.get("model") or body.get("name") or ""))
+        if shown is None:
+            self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
+        else:
+            self._send_json(200, shown)
+
+    def _embeddings(self, path: str, raw: bytes) -> None:
+        body = json.loads(raw or b"{}")
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.server.fake._record_listing(RecordedRequest("POST", path, headers, body))
+        self._send_json(200, listings.embeddings_answer(body))
 
     # --- model calls ---------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Handles → clients, with the organization's keys before the environment's."""
+"""Handles → clients, with the organization's providers (and their keys) before the environment's."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from accounts.models import Organization, ProviderSettings
+from accounts.models import Organization
 from agents.llm.anthropic import AnthropicClient
 from agents.llm.base import LLMBadRequest
 from agents.llm.demo import DemoClient
@@ -20,10 +20,13 @@ from agents.llm.registry import (
     model_info,
 )
 from agents.llm.retry import RetryingClient
+from providers.models import Provider
 from tests.factories import OrganizationFactory
 
 if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
+
+    from tests.fake_llm.server import FakeLLMServer
 
 
 @pytest.fixture
@@ -35,8 +38,9 @@ def no_env_keys(settings: SettingsWrapper) -> SettingsWrapper:
     return settings
 
 
-def provider_settings(org: Organization, provider: str, *, api_key: str = "", base_url: str = "") -> ProviderSettings:
-    row = ProviderSettings(organization=org, provider=provider, base_url=base_url)
+def provider_settings(org: Organization, provider: str, *, api_key: str = "", base_url: str = "") -> Provider:
+    """The organization's provider named after its type, as ``ProviderSettings`` rows migrate."""
+    row = Provider(organization=org, name=provider, provider_type=provider, base_url=base_url)
     row.api_key = api_key
     row.save()
     return row
@@ -121,25 +125,36 @@ def test_clients_retry_unless_told_not_to(no_env_keys: SettingsWrapper) -> None:
 
 
 @pytest.mark.django_db
-def test_the_picker_offers_the_demo_always_and_other_models_once_configured(no_env_keys: SettingsWrapper) -> None:
+def test_the_picker_offers_the_demo_always_and_other_models_once_configured(
+    no_env_keys: SettingsWrapper, fake_llm: FakeLLMServer
+) -> None:
+    no_env_keys.PROVIDER_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1"]
     org = OrganizationFactory()
 
     assert [info.handle for info in list_model_handles(organization=org)] == ["demo/echo-1"]
 
-    provider_settings(org, "anthropic", api_key="org-key")
+    provider_settings(org, "anthropic", api_key="org-key", base_url=fake_llm.base_url_anthropic)
     offered = list_model_handles(organization=org)
 
     assert {info.provider for info in offered} == {"demo", "anthropic"}
-    demo = offered[0]
+    demo = offered[-1]
     assert demo.is_demo
     assert "Demo" in demo.display_name
     assert all(info.context_window > 0 for info in offered)
 
 
-def test_any_demo_handle_reads_as_the_demo_model() -> None:
+@pytest.mark.django_db
+def test_any_demo_handle_reads_as_the_demo_model_and_others_as_their_provider_listed_them(
+    no_env_keys: SettingsWrapper, fake_llm: FakeLLMServer
+) -> None:
+    no_env_keys.PROVIDER_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1"]
+    org = OrganizationFactory()
+    provider_settings(org, "anthropic", api_key="org-key", base_url=fake_llm.base_url_anthropic)
+    list_model_handles(organization=org)
+
     info = model_info("demo/anything")
 
     assert info is not None
     assert info.is_demo
-    assert model_info("anthropic/claude-sonnet-4-6") is not None
-    assert model_info("anthropic/claude-sonnet-4-5-20250929") is None
+    assert model_info("anthropic/claude-sonnet-4-6", organization=org) is not None
+    assert model_info("anthropic/claude-sonnet-4-5-20250929", organization=org) is None

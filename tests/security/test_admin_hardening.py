@@ -1,4 +1,4 @@
-"""Issue 14, item 15: the admin cannot move an agent, a tool or provider settings to another organization."""
+"""Issue 14, item 15: the admin cannot move an agent, a tool or a provider to another organization."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from django.urls import reverse
 
-from accounts.models import ProviderSettings
+from providers.models import Provider
 from tests.factories import AgentFactory, ToolFactory, UserFactory
 
 if TYPE_CHECKING:
@@ -20,13 +20,13 @@ def superuser_client(client, cast: Cast):
     return client
 
 
-@pytest.mark.parametrize("kind", ["agents.agent", "tools.tool", "accounts.providersettings"])
+@pytest.mark.parametrize("kind", ["agents.agent", "tools.tool", "providers.provider"])
 def test_the_admin_shows_no_editable_organization_on_an_existing_row(superuser_client, cast: Cast, kind: str):
     row = {
         "agents.agent": lambda: AgentFactory(organization=cast.org_a),
         "tools.tool": lambda: ToolFactory(organization=cast.org_a),
-        "accounts.providersettings": lambda: ProviderSettings.objects.create(
-            organization=cast.org_a, provider="openai"
+        "providers.provider": lambda: Provider.objects.create(
+            organization=cast.org_a, name="openai", provider_type="openai"
         ),
     }[kind]()
     page = superuser_client.get(reverse(f"admin:{kind.replace('.', '_')}_change", args=[row.pk]))
@@ -34,11 +34,19 @@ def test_the_admin_shows_no_editable_organization_on_an_existing_row(superuser_c
     assert "organization" not in page.context["adminform"].form.fields
 
 
-def test_posting_another_organization_to_provider_settings_leaves_them_where_they_were(superuser_client, cast: Cast):
-    row = ProviderSettings.objects.create(organization=cast.org_a, provider="openai")
+def test_posting_another_organization_to_a_provider_leaves_it_where_it_was(superuser_client, cast: Cast):
+    row = Provider.objects.create(organization=cast.org_a, name="openai", provider_type="openai")
     superuser_client.post(
-        reverse("admin:accounts_providersettings_change", args=[row.pk]),
-        {"organization": cast.org_b.pk, "provider": "openai", "api_key": "", "base_url": ""},
+        reverse("admin:providers_provider_change", args=[row.pk]),
+        {
+            "organization": cast.org_b.pk,
+            "name": "openai",
+            "provider_type": "openai",
+            "api_key": "",
+            "base_url": "",
+            "models-TOTAL_FORMS": "0",
+            "models-INITIAL_FORMS": "0",
+        },
     )
     row.refresh_from_db()
     assert row.organization == cast.org_a

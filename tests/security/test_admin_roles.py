@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from accounts.models import ApiKey, Invite, Membership, ProviderSettings, Role
+from accounts.models import ApiKey, Invite, Membership, Role
+from providers.models import Provider
 from tests.factories import MembershipFactory, UserFactory, api_key_for
 
 if TYPE_CHECKING:
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 
 def _staff(cast: Cast, role: str):
     user = UserFactory(is_staff=True)
-    user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools"]))
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label__in=["accounts", "agents", "tools", "providers"])
+    )
     membership = MembershipFactory(user=user, organization=cast.org_a, role=role)
     return user, membership
 
@@ -29,7 +32,7 @@ def _change(model: str, pk) -> str:
 def test_staff_who_are_only_a_member_administer_nothing_of_their_organization(client, cast: Cast):
     user, mine = _staff(cast, Role.MEMBER)
     key, _ = api_key_for(cast.org_a, cast.alice)
-    settings_row = ProviderSettings.objects.create(organization=cast.org_a, provider="openai")
+    settings_row = Provider.objects.create(organization=cast.org_a, name="openai", provider_type="openai")
     client.force_login(user)
 
     promote = client.post(_change("accounts.membership", mine.pk), {"user": user.pk, "role": Role.OWNER})
@@ -42,7 +45,7 @@ def test_staff_who_are_only_a_member_administer_nothing_of_their_organization(cl
     assert Membership.objects.get(pk=mine.pk).role == Role.MEMBER
     assert ApiKey.objects.get(pk=key.pk).revoked_at is None
     assert invite.status_code == 200 and not Invite.objects.exists()  # org A is not a choice
-    assert client.get(_change("accounts.providersettings", settings_row.pk)).status_code == 404
+    assert client.get(_change("providers.provider", settings_row.pk)).status_code == 404
 
 
 def test_an_admin_cannot_make_anyone_an_owner_through_the_admin(client, cast: Cast):

@@ -13,7 +13,6 @@ from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from accounts.models import ProviderSettings
 from agents import services
 from agents.api.states import agent_state_of
 from agents.llm.anthropic import AnthropicClient
@@ -21,6 +20,7 @@ from agents.llm.base import LLMBadRequest, LLMConnectionError, LLMError
 from agents.llm.connections import close_shared_clients
 from agents.llm.openai import OpenAIClient
 from agents.llm.registry import ProviderURLNotAllowed, get_llm_client
+from providers.models import Provider
 from tests.factories import OrganizationFactory, UserFactory
 from tests.fake_llm.script import Fault, Reply
 from tests.llm.helpers import make_request
@@ -66,7 +66,7 @@ def no_env_providers(settings):
 def test_an_organization_base_url_on_a_private_loopback_or_link_local_address_is_refused(
     db: None, no_env_providers, url: str
 ):
-    row = ProviderSettings(organization=OrganizationFactory(), provider="openai", base_url=url)
+    row = Provider(organization=OrganizationFactory(), name="openai", provider_type="openai", base_url=url)
     with pytest.raises(ValidationError) as refused:
         row.full_clean()
     assert "base_url" in refused.value.message_dict
@@ -75,26 +75,36 @@ def test_an_organization_base_url_on_a_private_loopback_or_link_local_address_is
 def test_the_admin_refuses_a_private_base_url_and_saves_nothing(client, cast: Cast, no_env_providers):
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     response = client.post(
-        reverse("admin:accounts_providersettings_add"),
-        {"organization": cast.org_a.pk, "provider": "openai", "api_key": "", "base_url": "http://169.254.169.254/"},
+        reverse("admin:providers_provider_add"),
+        {
+            "organization": cast.org_a.pk,
+            "name": "openai",
+            "provider_type": "openai",
+            "api_key": "",
+            "base_url": "http://169.254.169.254/",
+            "models-TOTAL_FORMS": "0",
+            "models-INITIAL_FORMS": "0",
+        },
     )
     assert response.status_code == 200
     assert "private, loopback or link-local" in response.content.decode()
-    assert not ProviderSettings.objects.exists()
+    assert not Provider.objects.exists()
 
 
 def test_the_operator_may_allow_a_private_host_by_name_address_or_network(db: None, no_env_providers):
     org = OrganizationFactory()
     no_env_providers.PROVIDER_ALLOWED_PRIVATE_HOSTS = ["localhost", "10.0.0.0/8", "127.0.0.1"]
     for url in ("http://localhost:8000/v1", "http://10.1.2.3/v1", "http://127.0.0.1:9/v1", PUBLIC_URL):
-        ProviderSettings(organization=org, provider="openai", base_url=url).full_clean(validate_unique=False)
+        Provider(organization=org, name="openai", provider_type="openai", base_url=url).full_clean(
+            validate_unique=False
+        )
 
 
 async def test_a_model_call_to_a_private_base_url_stored_earlier_is_refused_before_connecting(
     transactional_db: None, fake_llm: FakeLLMServer, no_env_providers
 ):
     org = await OrganizationFactory._meta.model.objects.acreate(name="Acme", slug="acme")
-    row = ProviderSettings(organization=org, provider="openai", base_url=fake_llm.base_url_openai)
+    row = Provider(organization=org, name="openai", provider_type="openai", base_url=fake_llm.base_url_openai)
     row.api_key = "org-key"
     await row.asave()  # stored before the check existed, or the address changed since
 
@@ -152,20 +162,20 @@ async def test_a_provider_redirect_is_not_followed(redirecting_server: str, fake
 
 
 def test_changing_the_base_url_drops_the_stored_key(db: None, no_env_providers):
-    row = ProviderSettings(organization=OrganizationFactory(), provider="openai", base_url=PUBLIC_URL)
+    row = Provider(organization=OrganizationFactory(), name="openai", provider_type="openai", base_url=PUBLIC_URL)
     row.api_key = "sk-org-secret"
     row.save()
 
-    row = ProviderSettings.objects.get(pk=row.pk)
+    row = Provider.objects.get(pk=row.pk)
     row.base_url = "https://93.184.215.15/v1"
     row.save()
-    assert ProviderSettings.objects.get(pk=row.pk).api_key == ""
+    assert Provider.objects.get(pk=row.pk).api_key == ""
 
-    row = ProviderSettings.objects.get(pk=row.pk)
+    row = Provider.objects.get(pk=row.pk)
     row.base_url = PUBLIC_URL
     row.api_key = "sk-new-key-for-the-new-url"
     row.save()
-    assert ProviderSettings.objects.get(pk=row.pk).api_key == "sk-new-key-for-the-new-url"
+    assert Provider.objects.get(pk=row.pk).api_key == "sk-new-key-for-the-new-url"
 
 
 @pytest.mark.parametrize("client_class", [OpenAIClient, AnthropicClient])

@@ -11,8 +11,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast as SqlCast
 from django.urls import reverse
 
-from accounts.models import ProviderSettings
 from agents.models import Agent
+from providers.models import Provider
 from tests.accounts.test_settings_switch import load_settings
 from tests.factories import AgentFactory, UserFactory
 
@@ -26,22 +26,27 @@ def test_the_server_refuses_to_start_without_a_field_encryption_key_when_debug_i
     assert "FIELD_ENCRYPTION_KEY" in result.stderr
 
 
+def _stored_credentials(provider: Provider) -> str:
+    return Provider.objects.filter(pk=provider.pk).values_list(SqlCast("credentials", TextField()), flat=True).get()
+
+
 def test_stored_keys_survive_a_key_rotation_with_the_reencrypt_command(cast: Cast, settings):
     settings.FIELD_ENCRYPTION_KEY = "old-field-key"
-    row = ProviderSettings(organization=cast.org_a, provider="openai")
+    row = Provider(organization=cast.org_a, name="openai", provider_type="openai")
     row.api_key = "sk-org-secret"
     row.save()
-    before = row.api_key_encrypted
+    before = _stored_credentials(row)
+    assert "sk-org-secret" not in before
 
     settings.FIELD_ENCRYPTION_KEY = "new-field-key,old-field-key"
-    assert ProviderSettings.objects.get(pk=row.pk).api_key == "sk-org-secret"
+    assert Provider.objects.get(pk=row.pk).api_key == "sk-org-secret"
     output = io.StringIO()
     call_command("reencrypt_secrets", stdout=output)
     assert "Re-encrypted 1 secret(s)" in output.getvalue()
 
     settings.FIELD_ENCRYPTION_KEY = "new-field-key"
-    rotated = ProviderSettings.objects.get(pk=row.pk)
-    assert rotated.api_key_encrypted != before
+    rotated = Provider.objects.get(pk=row.pk)
+    assert _stored_credentials(rotated) != before
     assert rotated.api_key == "sk-org-secret"
 
 

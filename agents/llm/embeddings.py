@@ -1,0 +1,82 @@
+"""Embeddings from the same providers as the chat models: ``/embeddings`` through the ``openai`` SDK.
+
+OpenAI and the compatible types (Ollama and vLLM under their OpenAI-compatible paths,
+Together, LM Studio, Gemini's OpenAI-compatible endpoint) and Azure OpenAI embed; Anthropic
+has no embedding API. A handle resolves as a chat handle does (``agents.llm.registry``:
+the organization's provider first, then the server's; the same key and egress rules).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import openai
+
+from agents.llm.sdk import CONNECT_TIMEOUT
+from providers import selectors as provider_selectors
+from providers.endpoints import EndpointNotAllowed
+from providers.types import openai_base_url
+
+if TYPE_CHECKING:
+    from accounts.models import Organization
+    from providers.endpoints import Endpoint
+
+logger = logging.getLogger(__name__)
+
+Embed = Callable[[str], list[float]]
+EMBEDDING_TIMEOUT = 60.0
+
+
+class EmbeddingFailed(Exception):
+    """The provider did not embed the text; the message is safe to show."""
+
+
+def embedding_function(handle: str, *, organization: Organization | None) -> Embed | None:
+    """A function embedding one text with ``handle``'s model, or ``None`` when no provider of ours embeds it."""
+    name, _, model = (handle or "").partition("/")
+    if not name or not model:
+        return None
+    endpoint = provider_selectors.endpoint_for(organization=organization, name=name)
+    if endpoint is None or not endpoint.spec.embeddings or not endpoint.api_key:
+        return None
+    return lambda text: embed(endpoint, model, text)
+
+
+def embed(endpoint: Endpoint, model: str, text: str) -> list[float]:
+    """``text`` embedded by ``model`` at ``endpoint``; ``EmbeddingFailed`` when the provider does not answer."""
+    try:
+        endpoint.check_egress()
+    except EndpointNotAllowed as exc:
+        raise EmbeddingFailed(str(exc)) from exc
+    timeout = openai.Timeout(EMBEDDING_TIMEOUT, connect=CONNECT_TIMEOUT)
+    http_client = openai.DefaultHttpxClient(follow_redirects=False)  # a redirect could leave a checked URL
+    client: openai.OpenAI
+    if endpoint.spec.protocol == "azure":
+        client = openai.AzureOpenAI(
+            azure_endpoint=endpoint.url,
+            api_version=endpoint.api_version,
+            api_key=endpoint.api_key,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
+        )
+    else:
+        client = openai.OpenAI(
+            base_url=openai_base_url(endpoint.provider_type, endpoint.base_url),
+            api_key=endpoint.api_key,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
+        )
+    try:
+        with client:
+            answer = client.embeddings.create(model=model, input=[text])
+    except openai.OpenAIError as exc:
+        logger.warning("Embedding with %s/%s failed: %s", endpoint.name, model, exc)
+        raise EmbeddingFailed(f"The provider {endpoint.name} did not embed the text.") from exc
+    vectors = [item.embedding for item in answer.data]
+    if not vectors or not vectors[0]:
+        raise EmbeddingFailed(f"The provider {endpoint.name} sent no embedding.")
+    return [float(value) for value in vectors[0]]
