@@ -23,6 +23,7 @@ from django.utils import timezone
 from agents.errors import InvalidArgument, NotFound
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
 from agents.llm.handles import split_handle
+from agents.llm.registry import model_info
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
 from tools.builtins import BuiltinRegistry, default_registry
@@ -61,6 +62,34 @@ _LLM_CONFIG_FIELDS = (
     "max_reasoning_tokens",
     "reasoning_effort",
 )
+
+
+# Letta's ``model_settings`` (LETTA_CONVERSATIONS §4.1): per ``provider_type``, the temperature an object
+# without one sets; the types that carry ``thinking`` (Anthropic's) or ``reasoning`` (OpenAI's).
+MODEL_SETTINGS_TEMPERATURE: dict[str, float] = {
+    "openai": 0.7,
+    "sglang": 0.7,
+    "anthropic": 1.0,
+    "google_ai": 0.7,
+    "google_vertex": 0.7,
+    "zai": 0.7,
+    "chatgpt_oauth": 0.7,
+    "azure": 0.7,
+    "xai": 0.7,
+    "groq": 0.7,
+    "deepseek": 0.7,
+    "together": 0.7,
+    "bedrock": 0.7,
+    "openrouter": 0.7,
+    "baseten": 0.7,
+}
+MODEL_SETTINGS_PROVIDER_TYPES = tuple(MODEL_SETTINGS_TEMPERATURE)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+# A model's window when the request gives none: the model's, capped as Letta caps it (its global limit).
+MAX_DEFAULT_CONTEXT_WINDOW = 128_000
+UNKNOWN_MODEL_CONTEXT_WINDOW = 200_000
+# Letta's ``compaction_settings`` modes (``summarizer_config.py``; the defaults: ``wire.resources``).
+COMPACTION_MODES = ("all", "sliding_window", "self_compact_all", "self_compact_sliding_window")
 
 
 # The built-ins ``include_base_tools`` attaches, per Letta agent type (Letta 0.13); other
@@ -114,6 +143,50 @@ def reasoning_defaults(handle: str) -> dict[str, Any]:
     provider, model = split_handle(handle)
     thinking = provider == "anthropic" and model.startswith(_THINKING_MODEL_PREFIXES)
     return {"enable_reasoner": thinking, "max_reasoning_tokens": DEFAULT_MAX_REASONING_TOKENS if thinking else 0}
+
+
+def default_context_window(handle: str) -> int:
+    """An agent's window when none is given: the model's, at most ``MAX_DEFAULT_CONTEXT_WINDOW`` (Letta's rule)."""
+    info = model_info(handle)
+    return min(info.context_window if info is not None else UNKNOWN_MODEL_CONTEXT_WINDOW, MAX_DEFAULT_CONTEXT_WINDOW)
+
+
+def model_settings_fields(model_settings: Mapping[str, Any], *, enable_reasoner: bool) -> dict[str, Any]:
+    """Letta's ``model_settings`` as the agent's model fields (LETTA_CONVERSATIONS §4.1).
+
+    As in Letta 0.16.8, every field applies with its default when left out, except
+    ``max_output_tokens``, which applies only when sent; ``parallel_tool_calls`` defaults to
+    true. Anthropic's ``thinking.budget_tokens`` is the thinking budget; unlike Letta (which
+    stores ``thinking.type`` where no code reads it) a ``type`` given turns thinking on or off.
+    OpenAI's ``reasoning.reasoning_effort`` is the effort ("high" without a ``reasoning``
+    object, "minimal" in one without an effort, as Letta's defaults).
+    """
+    provider_type = model_settings["provider_type"]
+    fields: dict[str, Any] = {
+        "parallel_tool_calls": model_settings.get("parallel_tool_calls", True) is not False,
+        "temperature": model_settings.get("temperature", MODEL_SETTINGS_TEMPERATURE[provider_type]),
+    }
+    if model_settings.get("max_output_tokens") is not None:
+        fields["max_tokens"] = model_settings["max_output_tokens"]
+    if provider_type == "anthropic":
+        thinking = model_settings.get("thinking") or {}
+        fields["max_reasoning_tokens"] = thinking.get("budget_tokens", DEFAULT_MAX_REASONING_TOKENS)
+        kind = thinking.get("type")
+        fields["enable_reasoner"] = enable_reasoner if kind is None else kind == "enabled"
+    elif provider_type in ("openai", "sglang", "chatgpt_oauth"):
+        default_effort = "medium" if provider_type == "chatgpt_oauth" else "high"
+        reasoning = model_settings.get("reasoning")
+        effort = default_effort if reasoning is None else reasoning.get("reasoning_effort") or "minimal"
+        fields["reasoning_effort"] = effort
+    return fields
+
+
+def compaction_settings_merged(stored: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """A PATCH's ``compaction_settings`` merged into the stored ones; a changed ``mode`` resets ``prompt`` (Letta)."""
+    merged = {**stored, **given}
+    if "mode" in given and given["mode"] != stored.get("mode", "sliding_window") and "prompt" not in given:
+        merged.pop("prompt", None)
+    return merged
 
 
 def handle_from_llm_config(config: Mapping[str, Any]) -> str | None:
@@ -218,6 +291,7 @@ def _model_settings(handle: str, config: Mapping[str, Any], explicit: Mapping[st
     }
     if chosen.get("reasoning_effort") is None:
         chosen.pop("reasoning_effort", None)
+    chosen.setdefault("context_window", default_context_window(handle))
     return chosen
 
 
@@ -240,10 +314,13 @@ def _attach_initial_tools(
         _apply_approval_rules(agent, gated)
 
 
-def _add_initial_rows(agent: Agent) -> None:
-    """The new agent's two in-context rows: its system prompt and Letta's login notice."""
-    first = Agent.objects.hold(agent.pk).seqs.take(2)
-    texts = [(MessageRole.SYSTEM, agent.system), (MessageRole.USER, login_message_text())]
+def _add_initial_rows(agent: Agent, sequence: Sequence[tuple[str, str]] | None = None) -> None:
+    """The new agent's in-context rows: its system prompt, then ``sequence`` (Letta's login notice when ``None``)."""
+    given = (
+        [(MessageRole.USER, login_message_text())] if sequence is None else [(MessageRole(r), t) for r, t in sequence]
+    )
+    texts = [(MessageRole.SYSTEM, agent.system), *given]
+    first = Agent.objects.hold(agent.pk).seqs.take(len(texts))
     Message.objects.bulk_create(
         [
             Message(
@@ -286,8 +363,12 @@ def agent_create(
     agent_type: str | None = None,
     memory_blocks: Sequence[Mapping[str, Any]] | None = None,
     block_ids: Sequence[str] | None = None,
+    model_settings: Mapping[str, Any] | None = None,
+    compaction_settings: Mapping[str, Any] | None = None,
+    initial_message_sequence: Sequence[tuple[str, str]] | None = None,
 ) -> Agent:
-    """Create an agent with its tools and its two initial in-context rows (system prompt, login).
+    """Create an agent with its tools and its initial in-context rows (system prompt, then Letta's login
+    notice, or the ``(role, text)`` rows of ``initial_message_sequence``: ``[]`` gives the system row alone).
 
     ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model
     settings instead, and explicit keyword settings win over both. Tools are looked up
@@ -295,9 +376,14 @@ def agent_create(
     ``include_base_tools`` attaches the built-ins Letta gives an agent of ``agent_type``
     (``BASE_TOOLS``). Blocks come from ``memory_blocks`` (inline) and ``block_ids``
     (existing, same organization); with neither, the default ``human`` and ``persona``.
+    ``model_settings`` (Letta's, ``model_settings_fields``) apply over ``llm_config``, the keyword
+    settings over both; without a ``context_window``, the model's (``default_context_window``).
     """
     config = dict(llm_config or {})
     handle = validate_model_handle(model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE)
+    if model_settings is not None:
+        reasoner = bool(config.get("enable_reasoner", reasoning_defaults(handle)["enable_reasoner"]))
+        config.update(model_settings_fields(model_settings, enable_reasoner=reasoner))
     embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE)
     stored_rules, gated = _split_tool_rules(tool_rules)
     explicit = {
@@ -321,6 +407,7 @@ def agent_create(
         tool_rules=stored_rules,
         tool_env_vars=dict(tool_env_vars or {}),
         metadata=dict(metadata or {}),
+        compaction_settings=dict(compaction_settings or {}),
         **_model_settings(handle, config, explicit),
     )
     _attach_initial_tools(
@@ -332,7 +419,7 @@ def agent_create(
         gated=gated,
     )
     agent_blocks_init(agent=agent, memory_blocks=memory_blocks, block_ids=block_ids)
-    _add_initial_rows(agent)
+    _add_initial_rows(agent, initial_message_sequence)
     return agent
 
 
@@ -352,8 +439,15 @@ def agent_update(
     metadata: Mapping[str, Any] | None = None,
     tool_env_vars: Mapping[str, str] | None = None,
     reasoning: bool | None = None,
+    model_settings: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    compaction_settings: Mapping[str, Any] | None = None,
 ) -> Agent:
     """Change the given fields (``None`` leaves a field as it is) and return the agent.
+
+    ``model_settings`` (Letta's, ``model_settings_fields``) apply over ``llm_config``; then
+    ``overrides``, the top-level settings given (``llm_config``'s field names: ``max_tokens``
+    ``None`` clears it). ``compaction_settings`` merge into the stored ones.
 
     A new ``model`` handle resets the reasoning settings to that model's defaults,
     unless ``llm_config`` sets them. ``llm_config`` is Letta's shape: its handle (or
@@ -371,6 +465,11 @@ def agent_update(
         agent.model = validate_model_handle(handle)
         for field, value in reasoning_defaults(handle).items():
             setattr(agent, field, value)
+    if model_settings is not None:
+        config.update(model_settings_fields(model_settings, enable_reasoner=agent.enable_reasoner))
+    config.update(overrides or {})
+    if compaction_settings is not None:
+        agent.compaction_settings = compaction_settings_merged(agent.compaction_settings or {}, compaction_settings)
     for field in _LLM_CONFIG_FIELDS:
         if field not in config:
             continue

@@ -50,8 +50,18 @@ def model_settings(agent: Agent) -> ModelSettings:
         max_steps=agent.max_steps,
         memory=memory_source(agent),
         compaction_threshold=settings.CONTEXT_COMPACTION_THRESHOLD,
-        compaction_evict_share=settings.CONTEXT_COMPACTION_EVICT_SHARE,
+        compaction_evict_share=compaction_evict_share(agent),
     )
+
+
+def compaction_evict_share(agent: Agent) -> float:
+    """How much of the conversation a compaction evicts: all of it in the ``all`` modes of the agent's
+    ``compaction_settings``, else their ``sliding_window_percentage`` (the server's default share when unset)."""
+    chosen = agent.compaction_settings or {}
+    if chosen.get("mode") in ("all", "self_compact_all"):
+        return 1.0
+    share = chosen.get("sliding_window_percentage")
+    return float(share) if share is not None else float(settings.CONTEXT_COMPACTION_EVICT_SHARE)
 
 
 def tool_specs(agent: Agent) -> list[ToolSpec]:
