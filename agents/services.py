@@ -21,9 +21,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.errors import InvalidArgument, NotFound
+from agents.llm.agent_settings import (
+    DEFAULT_MAX_REASONING_TOKENS,
+    LLM_CONFIG_FIELDS,
+    compaction_settings_merged,
+    handle_from_llm_config,
+    model_settings_fields,
+    new_agent_settings,
+    reasoning_defaults,
+)
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
 from agents.llm.handles import split_handle
-from agents.llm.registry import model_info
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
 from tools.builtins import BuiltinRegistry, default_registry
@@ -50,46 +58,6 @@ TOOL_RULE_TYPES = frozenset(
 )
 # Letta's rule types this server knows but does not enforce: refused (400) rather than silently ignored.
 UNENFORCED_TOOL_RULE_TYPES = frozenset({"conditional", "parent_last_tool"})
-# Anthropic models with extended thinking get it on by default, as on Letta.
-_THINKING_MODEL_PREFIXES = ("claude-3-7", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-4")
-DEFAULT_MAX_REASONING_TOKENS = 1024
-_LLM_CONFIG_FIELDS = (
-    "temperature",
-    "max_tokens",
-    "context_window",
-    "parallel_tool_calls",
-    "enable_reasoner",
-    "max_reasoning_tokens",
-    "reasoning_effort",
-)
-
-
-# Letta's ``model_settings`` (LETTA_CONVERSATIONS §4.1): per ``provider_type``, the temperature an object
-# without one sets; the types that carry ``thinking`` (Anthropic's) or ``reasoning`` (OpenAI's).
-MODEL_SETTINGS_TEMPERATURE: dict[str, float] = {
-    "openai": 0.7,
-    "sglang": 0.7,
-    "anthropic": 1.0,
-    "google_ai": 0.7,
-    "google_vertex": 0.7,
-    "zai": 0.7,
-    "chatgpt_oauth": 0.7,
-    "azure": 0.7,
-    "xai": 0.7,
-    "groq": 0.7,
-    "deepseek": 0.7,
-    "together": 0.7,
-    "bedrock": 0.7,
-    "openrouter": 0.7,
-    "baseten": 0.7,
-}
-MODEL_SETTINGS_PROVIDER_TYPES = tuple(MODEL_SETTINGS_TEMPERATURE)
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-# A model's window when the request gives none: the model's, capped as Letta caps it (its global limit).
-MAX_DEFAULT_CONTEXT_WINDOW = 128_000
-UNKNOWN_MODEL_CONTEXT_WINDOW = 200_000
-# Letta's ``compaction_settings`` modes (``summarizer_config.py``; the defaults: ``wire.resources``).
-COMPACTION_MODES = ("all", "sliding_window", "self_compact_all", "self_compact_sliding_window")
 
 
 # The built-ins ``include_base_tools`` attaches, per Letta agent type (Letta 0.13); other
@@ -136,67 +104,6 @@ def validate_embedding_handle(handle: str) -> str:
     if not supported:
         raise InvalidArgument(f"Embedding model {model} is not supported by {provider}", field="embedding")
     return handle
-
-
-def reasoning_defaults(handle: str) -> dict[str, Any]:
-    """What ``enable_reasoner`` / ``max_reasoning_tokens`` a new agent on ``handle`` starts with."""
-    provider, model = split_handle(handle)
-    thinking = provider == "anthropic" and model.startswith(_THINKING_MODEL_PREFIXES)
-    return {"enable_reasoner": thinking, "max_reasoning_tokens": DEFAULT_MAX_REASONING_TOKENS if thinking else 0}
-
-
-def default_context_window(handle: str) -> int:
-    """An agent's window when none is given: the model's, at most ``MAX_DEFAULT_CONTEXT_WINDOW`` (Letta's rule)."""
-    info = model_info(handle)
-    return min(info.context_window if info is not None else UNKNOWN_MODEL_CONTEXT_WINDOW, MAX_DEFAULT_CONTEXT_WINDOW)
-
-
-def model_settings_fields(model_settings: Mapping[str, Any], *, enable_reasoner: bool) -> dict[str, Any]:
-    """Letta's ``model_settings`` as the agent's model fields (LETTA_CONVERSATIONS §4.1).
-
-    As in Letta 0.16.8, every field applies with its default when left out, except
-    ``max_output_tokens``, which applies only when sent; ``parallel_tool_calls`` defaults to
-    true. Anthropic's ``thinking.budget_tokens`` is the thinking budget; unlike Letta (which
-    stores ``thinking.type`` where no code reads it) a ``type`` given turns thinking on or off.
-    OpenAI's ``reasoning.reasoning_effort`` is the effort ("high" without a ``reasoning``
-    object, "minimal" in one without an effort, as Letta's defaults).
-    """
-    provider_type = model_settings["provider_type"]
-    fields: dict[str, Any] = {
-        "parallel_tool_calls": model_settings.get("parallel_tool_calls", True) is not False,
-        "temperature": model_settings.get("temperature", MODEL_SETTINGS_TEMPERATURE[provider_type]),
-    }
-    if model_settings.get("max_output_tokens") is not None:
-        fields["max_tokens"] = model_settings["max_output_tokens"]
-    if provider_type == "anthropic":
-        thinking = model_settings.get("thinking") or {}
-        fields["max_reasoning_tokens"] = thinking.get("budget_tokens", DEFAULT_MAX_REASONING_TOKENS)
-        kind = thinking.get("type")
-        fields["enable_reasoner"] = enable_reasoner if kind is None else kind == "enabled"
-    elif provider_type in ("openai", "sglang", "chatgpt_oauth"):
-        default_effort = "medium" if provider_type == "chatgpt_oauth" else "high"
-        reasoning = model_settings.get("reasoning")
-        effort = default_effort if reasoning is None else reasoning.get("reasoning_effort") or "minimal"
-        fields["reasoning_effort"] = effort
-    return fields
-
-
-def compaction_settings_merged(stored: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
-    """A PATCH's ``compaction_settings`` merged into the stored ones; a changed ``mode`` resets ``prompt`` (Letta)."""
-    merged = {**stored, **given}
-    if "mode" in given and given["mode"] != stored.get("mode", "sliding_window") and "prompt" not in given:
-        merged.pop("prompt", None)
-    return merged
-
-
-def handle_from_llm_config(config: Mapping[str, Any]) -> str | None:
-    """The model handle an ``LlmConfig`` names: its ``handle``, else ``<endpoint type>/<model>``."""
-    if config.get("handle"):
-        return str(config["handle"])
-    provider = config.get("model_endpoint_type") or config.get("provider_name")
-    if config.get("model") and provider:
-        return f"{provider}/{config['model']}"
-    return None
 
 
 def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], set[str]]:
@@ -281,20 +188,6 @@ def login_message_text(now: datetime | None = None) -> str:
 # --- agents -------------------------------------------------------------------------------
 
 
-def _model_settings(handle: str, config: Mapping[str, Any], explicit: Mapping[str, Any]) -> dict[str, Any]:
-    """A new agent's model settings: ``handle``'s reasoning defaults, then ``config``'s (an ``LlmConfig``),
-    then the ``explicit`` keyword settings that are not ``None``."""
-    chosen = {
-        **reasoning_defaults(handle),
-        **{k: config[k] for k in _LLM_CONFIG_FIELDS if config.get(k) is not None},
-        **{k: v for k, v in explicit.items() if v is not None},
-    }
-    if chosen.get("reasoning_effort") is None:
-        chosen.pop("reasoning_effort", None)
-    chosen.setdefault("context_window", default_context_window(handle))
-    return chosen
-
-
 def _attach_initial_tools(
     agent: Agent,
     *,
@@ -370,20 +263,15 @@ def agent_create(
     """Create an agent with its tools and its initial in-context rows (system prompt, then Letta's login
     notice, or the ``(role, text)`` rows of ``initial_message_sequence``: ``[]`` gives the system row alone).
 
-    ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model
-    settings instead, and explicit keyword settings win over both. Tools are looked up
+    ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model settings,
+    Letta's ``model_settings`` apply over it, keyword settings over both. Tools are looked up
     in ``organization`` only; an unknown id or name is an ``InvalidArgument`` naming it.
     ``include_base_tools`` attaches the built-ins Letta gives an agent of ``agent_type``
     (``BASE_TOOLS``). Blocks come from ``memory_blocks`` (inline) and ``block_ids``
     (existing, same organization); with neither, the default ``human`` and ``persona``.
-    ``model_settings`` (Letta's, ``model_settings_fields``) apply over ``llm_config``, the keyword
-    settings over both; without a ``context_window``, the model's (``default_context_window``).
     """
     config = dict(llm_config or {})
     handle = validate_model_handle(model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE)
-    if model_settings is not None:
-        reasoner = bool(config.get("enable_reasoner", reasoning_defaults(handle)["enable_reasoner"]))
-        config.update(model_settings_fields(model_settings, enable_reasoner=reasoner))
     embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE)
     stored_rules, gated = _split_tool_rules(tool_rules)
     explicit = {
@@ -408,7 +296,7 @@ def agent_create(
         tool_env_vars=dict(tool_env_vars or {}),
         metadata=dict(metadata or {}),
         compaction_settings=dict(compaction_settings or {}),
-        **_model_settings(handle, config, explicit),
+        **new_agent_settings(handle, config, explicit, model_settings),
     )
     _attach_initial_tools(
         agent,
@@ -459,30 +347,9 @@ def agent_update(
     attached tools' approval overrides.
     """
     agent = Agent.objects.select_for_update().get(pk=agent.pk)
-    config = dict(llm_config or {})
-    handle = model or handle_from_llm_config(config)
-    if handle and handle != agent.model:
-        agent.model = validate_model_handle(handle)
-        for field, value in reasoning_defaults(handle).items():
-            setattr(agent, field, value)
-    if model_settings is not None:
-        config.update(model_settings_fields(model_settings, enable_reasoner=agent.enable_reasoner))
-    config.update(overrides or {})
+    _update_model(agent, model, llm_config, model_settings, overrides, reasoning)
     if compaction_settings is not None:
         agent.compaction_settings = compaction_settings_merged(agent.compaction_settings or {}, compaction_settings)
-    for field in _LLM_CONFIG_FIELDS:
-        if field not in config:
-            continue
-        value = config[field]
-        if field == "reasoning_effort":
-            value = value or ""
-        elif value is None and field != "max_tokens":
-            continue
-        setattr(agent, field, value)
-    if reasoning is not None:
-        agent.enable_reasoner = reasoning
-        if reasoning and not agent.max_reasoning_tokens:
-            agent.max_reasoning_tokens = DEFAULT_MAX_REASONING_TOKENS
     if embedding is not None:
         agent.embedding = validate_embedding_handle(embedding)
     if name is not None:
@@ -515,6 +382,40 @@ def agent_update(
 
     agent.save()
     return agent
+
+
+def _update_model(
+    agent: Agent,
+    model: str | None,
+    llm_config: Mapping[str, Any] | None,
+    model_settings: Mapping[str, Any] | None,
+    overrides: Mapping[str, Any] | None,
+    reasoning: bool | None,
+) -> None:
+    """``agent_update``'s model fields, in Letta's order: the handle's defaults, ``llm_config``,
+    ``model_settings``, the top-level ``overrides``, then ``reasoning``."""
+    config = dict(llm_config or {})
+    handle = model or handle_from_llm_config(config)
+    if handle and handle != agent.model:
+        agent.model = validate_model_handle(handle)
+        for field, value in reasoning_defaults(handle).items():
+            setattr(agent, field, value)
+    if model_settings is not None:
+        config.update(model_settings_fields(model_settings, enable_reasoner=agent.enable_reasoner))
+    config.update(overrides or {})
+    for field in LLM_CONFIG_FIELDS:
+        if field not in config:
+            continue
+        value = config[field]
+        if field == "reasoning_effort":
+            value = value or ""
+        elif value is None and field != "max_tokens":
+            continue
+        setattr(agent, field, value)
+    if reasoning is not None:
+        agent.enable_reasoner = reasoning
+        if reasoning and not agent.max_reasoning_tokens:
+            agent.max_reasoning_tokens = DEFAULT_MAX_REASONING_TOKENS
 
 
 @transaction.atomic

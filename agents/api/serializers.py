@@ -14,7 +14,8 @@ from rest_framework import serializers
 
 from agents.api.fields import MAX_STORED_INT, Stricter, optional
 from agents.api.memory_serializers import BlockCreateInput
-from agents.services import COMPACTION_MODES, MODEL_SETTINGS_PROVIDER_TYPES, REASONING_EFFORTS, TOOL_RULE_TYPES
+from agents.llm.agent_settings import COMPACTION_MODES, MODEL_SETTINGS_PROVIDER_TYPES, REASONING_EFFORTS
+from agents.services import TOOL_RULE_TYPES
 
 LETTA_AGENT_TYPES = [
     "letta_v1_agent",

@@ -41,6 +41,22 @@ ToolCallId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 Reason = Annotated[str | None, Field(default=None, max_length=MAX_REASON_CHARS)]
 
 
+LettaMessageType = Literal[
+    "system_message",
+    "user_message",
+    "assistant_message",
+    "reasoning_message",
+    "hidden_reasoning_message",
+    "tool_call_message",
+    "tool_return_message",
+    "approval_request_message",
+    "approval_response_message",
+    "summary_message",
+    "event_message",
+]
+"""The values of ``include_return_message_types`` (Letta's ``MessageType``); anything else is a 422."""
+
+
 class RequestModel(BaseModel):
     # Letta clients send fields we do not use (``sender_id``, ``batch_item_id`` …): accepted, ignored.
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -128,6 +144,14 @@ class ClientTool(RequestModel):
     parameters: dict[str, Any] | None = None
 
 
+class ClientSkill(RequestModel):
+    """A skill the caller offers (Letta's ``client_skills`` item): listed in the system prompt of this request only."""
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+    description: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+    location: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+
+
 class ApprovalCreate(RequestModel):
     """The answer to a pending batch; ``approvals`` wins over the legacy single-decision fields."""
 
@@ -171,13 +195,20 @@ class TurnRequest(RequestModel):
     include_pings: StrictBool | None = Field(default=None, description="Ping events instead of keep-alive comments.")
     background: StrictBool | None = Field(default=None, description="Run in a worker; the stream follows the run.")
     use_assistant_message: StrictBool | None = Field(default=None, description="Accepted for compatibility.")
-    include_return_message_types: list[str] | None = Field(default=None, description="Accepted for compatibility.")
+    include_return_message_types: list[LettaMessageType] | None = Field(
+        default=None,
+        description="Only messages of these types are returned or streamed; stop reasons, usage, pings and errors "
+        "always are.",
+    )
     include_compaction_messages: StrictBool | None = Field(
         default=None, description="A compaction shows as ``event_message`` + ``summary_message`` (letta-client 1.x)."
     )
     enable_thinking: str | None = Field(default=None, description="Accepted for compatibility.")
     client_tools: Annotated[list[ClientTool], Field(max_length=MAX_MESSAGES)] | None = Field(
         default=None, description="Tools the caller runs itself; answer their calls with a ``tool_return`` message."
+    )
+    client_skills: Annotated[list[ClientSkill], Field(max_length=MAX_MESSAGES)] | None = Field(
+        default=None, description="Skills listed in the system prompt (Letta's ``<available_skills>``); not stored."
     )
 
     @model_validator(mode="after")
