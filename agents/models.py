@@ -112,6 +112,9 @@ class Agent(AuthoredModel, PublicIdModel):
         default=dict, blank=True, help_text="The only environment variables its source tools see (encrypted at rest)."
     )
     metadata = models.JSONField(default=dict, blank=True)
+    compaction_settings = models.JSONField(
+        default=dict, blank=True, help_text="Letta's compaction_settings as given (empty: Letta's defaults)."
+    )
     # The model's context window: the system row at context_start_seq, then every later row;
     # after a compaction, the summary row (context_summary_seq) and the rows from context_keep_seq.
     context_start_seq = models.BigIntegerField(default=0)

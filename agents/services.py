@@ -21,12 +21,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.errors import ApplicationError, InvalidArgument, NotFound
+from agents.llm.agent_settings import (
+    DEFAULT_MAX_REASONING_TOKENS,
+    LLM_CONFIG_FIELDS,
+    compaction_settings_merged,
+    handle_from_llm_config,
+    model_settings_fields,
+    new_agent_settings,
+    reasoning_defaults,
+    validate_embedding_handle,
+    validate_model_handle,
+)
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
-from agents.llm.handles import split_handle
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
-from providers.selectors import provider_names, provider_type_of
-from providers.types import SPECS as PROVIDER_TYPES
 from tools.builtins import default_registry
 from tools.models import AgentTool, ApprovalPolicy, Tool, ToolKind, condition_problem, policy_for_override
 from tools.services import builtin_tools_named
@@ -34,8 +42,6 @@ from tools.services import builtin_tools_named
 if TYPE_CHECKING:
     from accounts.models import Organization, User
 
-MODEL_PROVIDERS = ("anthropic", "demo", "openai")
-EMBEDDING_PROVIDERS = ("demo", "letta", "openai")
 TOOL_RULE_TYPES = frozenset(
     {
         "conditional",
@@ -51,18 +57,6 @@ TOOL_RULE_TYPES = frozenset(
 )
 # Letta's rule types this server knows but does not enforce: refused (400) rather than silently ignored.
 UNENFORCED_TOOL_RULE_TYPES = frozenset({"conditional", "parent_last_tool"})
-# Anthropic models with extended thinking get it on by default, as on Letta.
-_THINKING_MODEL_PREFIXES = ("claude-3-7", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-4")
-DEFAULT_MAX_REASONING_TOKENS = 1024
-_LLM_CONFIG_FIELDS = (
-    "temperature",
-    "max_tokens",
-    "context_window",
-    "parallel_tool_calls",
-    "enable_reasoner",
-    "max_reasoning_tokens",
-    "reasoning_effort",
-)
 
 
 # The built-ins ``include_base_tools`` attaches, per Letta agent type (Letta 0.13); other
@@ -78,62 +72,6 @@ def base_tools_for(organization: Organization, agent_type: str | None) -> list[T
     """The organization's built-in tools for an agent of ``agent_type``, created or refreshed as needed."""
     names = BASE_TOOLS.get(agent_type or "letta_v1_agent", BASE_TOOLS["letta_v1_agent"])
     return builtin_tools_named(organization=organization, names=names)
-
-
-# --- validation ---------------------------------------------------------------------------
-
-
-def validate_model_handle(handle: str, *, organization: Organization | None = None) -> str:
-    """``provider/model`` with a provider we can talk to (the demo, ``anthropic``, ``openai``, or one of the
-    organization's or the server's providers); raises ``InvalidArgument`` naming the handle."""
-    provider, model = split_handle(handle or "")
-    known = MODEL_PROVIDERS + tuple(provider_names(organization=organization))
-    if provider not in known or not model:
-        raise InvalidArgument(
-            f"Model handle {handle!r} is not supported: expected 'provider/model' with provider one of "
-            f"{', '.join(dict.fromkeys(known))}.",
-            field="model",
-        )
-    return handle
-
-
-def validate_embedding_handle(handle: str, *, organization: Organization | None = None) -> str:
-    """A handle of ``EMBEDDING_PROVIDERS`` (as before), or of one of the organization's or the server's
-    providers whose type embeds; raises ``InvalidArgument`` naming the handle."""
-    provider, model = split_handle(handle or "")
-    if provider not in EMBEDDING_PROVIDERS and model:
-        provider_type = provider_type_of(organization=organization, name=provider)
-        if provider_type in PROVIDER_TYPES:
-            if not PROVIDER_TYPES[provider_type].embeddings:
-                raise InvalidArgument(f"Embedding model {model} is not supported by {provider}", field="embedding")
-            return handle
-    if provider not in EMBEDDING_PROVIDERS or not model:
-        raise InvalidArgument(f"Embedding provider {provider!r} is not supported", field="embedding")
-    supported = {
-        "openai": model.startswith("text-embedding-"),
-        "letta": model == "letta-free",
-        "demo": True,  # the offline hashed bag-of-words embedding (agents.memory.archival)
-    }[provider]
-    if not supported:
-        raise InvalidArgument(f"Embedding model {model} is not supported by {provider}", field="embedding")
-    return handle
-
-
-def reasoning_defaults(handle: str) -> dict[str, Any]:
-    """What ``enable_reasoner`` / ``max_reasoning_tokens`` a new agent on ``handle`` starts with."""
-    provider, model = split_handle(handle)
-    thinking = provider == "anthropic" and model.startswith(_THINKING_MODEL_PREFIXES)
-    return {"enable_reasoner": thinking, "max_reasoning_tokens": DEFAULT_MAX_REASONING_TOKENS if thinking else 0}
-
-
-def handle_from_llm_config(config: Mapping[str, Any]) -> str | None:
-    """The model handle an ``LlmConfig`` names: its ``handle``, else ``<endpoint type>/<model>``."""
-    if config.get("handle"):
-        return str(config["handle"])
-    provider = config.get("model_endpoint_type") or config.get("provider_name")
-    if config.get("model") and provider:
-        return f"{provider}/{config['model']}"
-    return None
 
 
 def _split_tool_rules(tool_rules: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], set[str]]:
@@ -227,19 +165,6 @@ def login_message_text(now: datetime | None = None) -> str:
 # --- agents -------------------------------------------------------------------------------
 
 
-def _model_settings(handle: str, config: Mapping[str, Any], explicit: Mapping[str, Any]) -> dict[str, Any]:
-    """A new agent's model settings: ``handle``'s reasoning defaults, then ``config``'s (an ``LlmConfig``),
-    then the ``explicit`` keyword settings that are not ``None``."""
-    chosen = {
-        **reasoning_defaults(handle),
-        **{k: config[k] for k in _LLM_CONFIG_FIELDS if config.get(k) is not None},
-        **{k: v for k, v in explicit.items() if v is not None},
-    }
-    if chosen.get("reasoning_effort") is None:
-        chosen.pop("reasoning_effort", None)
-    return chosen
-
-
 def _attach_initial_tools(
     agent: Agent,
     *,
@@ -259,10 +184,13 @@ def _attach_initial_tools(
         _apply_approval_rules(agent, gated)
 
 
-def _add_initial_rows(agent: Agent) -> None:
-    """The new agent's two in-context rows: its system prompt and Letta's login notice."""
-    first = Agent.objects.hold(agent.pk).seqs.take(2)
-    texts = [(MessageRole.SYSTEM, agent.system), (MessageRole.USER, login_message_text())]
+def _add_initial_rows(agent: Agent, sequence: Sequence[tuple[str, str]] | None = None) -> None:
+    """The new agent's in-context rows: its system prompt, then ``sequence`` (Letta's login notice when ``None``)."""
+    given = (
+        [(MessageRole.USER, login_message_text())] if sequence is None else [(MessageRole(r), t) for r, t in sequence]
+    )
+    texts = [(MessageRole.SYSTEM, agent.system), *given]
+    first = Agent.objects.hold(agent.pk).seqs.take(len(texts))
     Message.objects.bulk_create(
         [
             Message(
@@ -305,11 +233,15 @@ def agent_create(
     agent_type: str | None = None,
     memory_blocks: Sequence[Mapping[str, Any]] | None = None,
     block_ids: Sequence[str] | None = None,
+    model_settings: Mapping[str, Any] | None = None,
+    compaction_settings: Mapping[str, Any] | None = None,
+    initial_message_sequence: Sequence[tuple[str, str]] | None = None,
 ) -> Agent:
-    """Create an agent with its tools and its two initial in-context rows (system prompt, login).
+    """Create an agent with its tools and its initial in-context rows (system prompt, then Letta's login
+    notice, or the ``(role, text)`` rows of ``initial_message_sequence``: ``[]`` gives the system row alone).
 
-    ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model
-    settings instead, and explicit keyword settings win over both. Tools are looked up
+    ``model`` is a handle; an ``llm_config`` (Letta's shape) may give it and the model settings,
+    Letta's ``model_settings`` apply over it, keyword settings over both. Tools are looked up
     in ``organization`` only; an unknown id or name is an ``InvalidArgument`` naming it.
     ``include_base_tools`` attaches the built-ins Letta gives an agent of ``agent_type``
     (``BASE_TOOLS``). Blocks come from ``memory_blocks`` (inline) and ``block_ids``
@@ -342,7 +274,8 @@ def agent_create(
         tool_rules=stored_rules,
         tool_env_vars=dict(tool_env_vars or {}),
         metadata=dict(metadata or {}),
-        **_model_settings(handle, config, explicit),
+        compaction_settings=dict(compaction_settings or {}),
+        **new_agent_settings(handle, config, explicit, model_settings),
     )
     _attach_initial_tools(
         agent,
@@ -353,7 +286,7 @@ def agent_create(
         gated=gated,
     )
     agent_blocks_init(agent=agent, memory_blocks=memory_blocks, block_ids=block_ids)
-    _add_initial_rows(agent)
+    _add_initial_rows(agent, initial_message_sequence)
     return agent
 
 
@@ -373,8 +306,15 @@ def agent_update(
     metadata: Mapping[str, Any] | None = None,
     tool_env_vars: Mapping[str, str] | None = None,
     reasoning: bool | None = None,
+    model_settings: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    compaction_settings: Mapping[str, Any] | None = None,
 ) -> Agent:
     """Change the given fields (``None`` leaves a field as it is) and return the agent.
+
+    ``model_settings`` (Letta's, ``model_settings_fields``) apply over ``llm_config``; then
+    ``overrides``, the top-level settings given (``llm_config``'s field names: ``max_tokens``
+    ``None`` clears it). ``compaction_settings`` merge into the stored ones.
 
     A new ``model`` handle resets the reasoning settings to that model's defaults,
     unless ``llm_config`` sets them. ``llm_config`` is Letta's shape: its handle (or
@@ -386,25 +326,9 @@ def agent_update(
     attached tools' approval overrides.
     """
     agent = Agent.objects.select_for_update().get(pk=agent.pk)
-    config = dict(llm_config or {})
-    handle = model or handle_from_llm_config(config)
-    if handle and handle != agent.model:
-        agent.model = validate_model_handle(handle, organization=agent.organization)
-        for field, value in reasoning_defaults(handle).items():
-            setattr(agent, field, value)
-    for field in _LLM_CONFIG_FIELDS:
-        if field not in config:
-            continue
-        value = config[field]
-        if field == "reasoning_effort":
-            value = value or ""
-        elif value is None and field != "max_tokens":
-            continue
-        setattr(agent, field, value)
-    if reasoning is not None:
-        agent.enable_reasoner = reasoning
-        if reasoning and not agent.max_reasoning_tokens:
-            agent.max_reasoning_tokens = DEFAULT_MAX_REASONING_TOKENS
+    _update_model(agent, model, llm_config, model_settings, overrides, reasoning)
+    if compaction_settings is not None:
+        agent.compaction_settings = compaction_settings_merged(agent.compaction_settings or {}, compaction_settings)
     if embedding is not None:
         agent.embedding = validate_embedding_handle(embedding, organization=agent.organization)
     if name is not None:
@@ -437,6 +361,40 @@ def agent_update(
 
     agent.save()
     return agent
+
+
+def _update_model(
+    agent: Agent,
+    model: str | None,
+    llm_config: Mapping[str, Any] | None,
+    model_settings: Mapping[str, Any] | None,
+    overrides: Mapping[str, Any] | None,
+    reasoning: bool | None,
+) -> None:
+    """``agent_update``'s model fields, in Letta's order: the handle's defaults, ``llm_config``,
+    ``model_settings``, the top-level ``overrides``, then ``reasoning``."""
+    config = dict(llm_config or {})
+    handle = model or handle_from_llm_config(config)
+    if handle and handle != agent.model:
+        agent.model = validate_model_handle(handle, organization=agent.organization)
+        for field, value in reasoning_defaults(handle).items():
+            setattr(agent, field, value)
+    if model_settings is not None:
+        config.update(model_settings_fields(model_settings, enable_reasoner=agent.enable_reasoner))
+    config.update(overrides or {})
+    for field in LLM_CONFIG_FIELDS:
+        if field not in config:
+            continue
+        value = config[field]
+        if field == "reasoning_effort":
+            value = value or ""
+        elif value is None and field != "max_tokens":
+            continue
+        setattr(agent, field, value)
+    if reasoning is not None:
+        agent.enable_reasoner = reasoning
+        if reasoning and not agent.max_reasoning_tokens:
+            agent.max_reasoning_tokens = DEFAULT_MAX_REASONING_TOKENS
 
 
 @transaction.atomic

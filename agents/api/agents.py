@@ -125,6 +125,10 @@ class AgentListView(OrgScopedAPIView):
             agent_type=data.get("agent_type"),
             memory_blocks=data.get("memory_blocks"),
             block_ids=data.get("block_ids"),
+            model_settings=data.get("model_settings"),
+            compaction_settings=data.get("compaction_settings"),
+            parallel_tool_calls=data.get("parallel_tool_calls"),
+            initial_message_sequence=_initial_messages(data.get("initial_message_sequence")),
         )
         return Response(agent_state_of(self.get_agent(agent.public_id)))
 
@@ -152,6 +156,22 @@ class AgentCountView(OrgScopedAPIView):
         )
 
 
+def _initial_messages(items: list[dict[str, Any]] | None) -> list[tuple[str, str]] | None:
+    return None if items is None else [(item["role"], item["content"]) for item in items]
+
+
+def _overrides(sent: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """A PATCH's top-level model settings, as ``llm_config`` names them: ``max_tokens`` sent as null clears it."""
+    overrides = {
+        "context_window": data.get("context_window_limit"),
+        "parallel_tool_calls": data.get("parallel_tool_calls"),
+    }
+    chosen = {name: value for name, value in overrides.items() if value is not None}
+    if "max_tokens" in sent:
+        chosen["max_tokens"] = data.get("max_tokens")
+    return chosen
+
+
 class AgentDetailView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_retrieve",
@@ -173,7 +193,9 @@ class AgentDetailView(OrgScopedAPIView):
         services.agent_update(
             agent=agent,
             **s.present(data, "name", "description", "system", "tags", "tool_ids", "tool_rules", "model"),
-            **s.present(data, "embedding", "llm_config", "metadata", "reasoning"),
+            **s.present(data, "embedding", "llm_config", "metadata", "reasoning", "model_settings"),
+            **s.present(data, "compaction_settings"),
+            overrides=_overrides(request.data if isinstance(request.data, dict) else {}, data),
             tool_env_vars=_env_vars(data),
         )
         return Response(agent_state_of(self.get_agent(agent_id)))

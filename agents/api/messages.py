@@ -89,6 +89,7 @@ class SendingView(OrgScopedAsyncAPIView):
             run,
             include_pings=bool(turn_request.include_pings),
             compaction_messages=bool(turn_request.include_compaction_messages),
+            message_types=turn_request.include_return_message_types,
         )
 
     def _inline_stream(self, agent: Agent, turn_request: TurnRequest) -> Callable[[], Awaitable[StreamingHttpResponse]]:
@@ -101,6 +102,7 @@ class SendingView(OrgScopedAsyncAPIView):
                 execution,
                 include_pings=bool(turn_request.include_pings),
                 compaction_messages=bool(turn_request.include_compaction_messages),
+                message_types=turn_request.include_return_message_types,
             )
             return sse_response(events)
 
@@ -111,6 +113,7 @@ async def blocking_response(run: Run, turn_request: TurnRequest) -> LettaRespons
     """Execute ``run`` inline and answer with the whole turn (Letta's ``LettaResponse``)."""
     execution = await start_inline(run, turn_request, stream_tokens=False)
     compaction_messages = bool(turn_request.include_compaction_messages)
+    shown = turn_request.include_return_message_types
     messages: list[LettaMessage] = []
     finished: RunFinishedEvent | None = None
     async for event in execution.events():
@@ -119,7 +122,8 @@ async def blocking_response(run: Run, turn_request: TurnRequest) -> LettaRespons
         elif isinstance(event, MessageEvent):
             row = output_row(event.message)
             if row is not None and (compaction_messages or not row.summary):
-                messages.extend(cast("list[LettaMessage]", row.messages))
+                kept = [m for m in row.messages if shown is None or m["message_type"] in shown]
+                messages.extend(cast("list[LettaMessage]", kept))
     assert finished is not None, "a turn always ends with run_finished"
     usage = usage_json(finished.usage, [run.public_id])
     del usage["message_type"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
@@ -10,6 +10,8 @@ from rest_framework.response import Response
 from agents import selectors
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT, errors
+from agents.engine.inputs import LettaMessageType
+from agents.errors import ValidationFailed
 from agents.wire.messages import LettaMessage, letta_messages
 
 if TYPE_CHECKING:
@@ -30,7 +32,33 @@ LIST_PARAMETERS = [
     OpenApiParameter("assistant_message_tool_name", str, description="Accepted for compatibility."),
     OpenApiParameter("assistant_message_tool_kwarg", str, description="Accepted for compatibility."),
     OpenApiParameter("group_id", str, description="Accepted for compatibility."),
+    OpenApiParameter(
+        "include_return_message_types",
+        {"type": "array", "items": {"type": "string", "enum": list(get_args(LettaMessageType))}},
+        description="Only messages of these types.",
+    ),
 ]
+MESSAGE_TYPES = frozenset(get_args(LettaMessageType))
+
+
+def message_types_param(request: Request) -> frozenset[str] | None:
+    """``include_return_message_types`` of the query (``None`` when absent); an unknown type is a 422."""
+    given = request.query_params.getlist("include_return_message_types")
+    if not given:
+        return None
+    unknown = [value for value in given if value not in MESSAGE_TYPES]
+    if unknown:
+        raise ValidationFailed(
+            [
+                {
+                    "loc": ["query", "include_return_message_types", given.index(value)],
+                    "msg": f"Input should be one of {', '.join(sorted(MESSAGE_TYPES))}",
+                    "type": "literal_error",
+                }
+                for value in unknown
+            ]
+        )
+    return frozenset(given)
 
 
 class AgentMessagesView(OrgScopedAPIView):
@@ -45,6 +73,7 @@ class AgentMessagesView(OrgScopedAPIView):
         agent = self.get_agent(agent_id)
         for ignored in ("include_err", "use_assistant_message"):
             self.query_bool(ignored)  # accepted for compatibility, but only as booleans (as on Letta)
+        shown = message_types_param(request)
         rows = selectors.message_list(
             agent=agent,
             after=self.query_str("after"),
@@ -52,4 +81,5 @@ class AgentMessagesView(OrgScopedAPIView):
             limit=self.query_int("limit", default=100),
             order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
         )
-        return Response(letta_messages(rows))
+        messages = letta_messages(rows)
+        return Response(messages if shown is None else [m for m in messages if m["message_type"] in shown])

@@ -26,7 +26,7 @@ from agents.models import Message, MessageRole, Run, RunStatus
 from agents.wire.stream import INPUT_ROLES, Delta, OutputRow, StreamEncoder, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Collection
 
     from django.http import StreamingHttpResponse
 
@@ -80,10 +80,20 @@ def _delta(payload: dict[str, Any]) -> Delta:
 
 
 async def run_stream(
-    run: Run, *, starting_after: int, include_pings: bool, compaction_messages: bool = False
+    run: Run,
+    *,
+    starting_after: int,
+    include_pings: bool,
+    compaction_messages: bool = False,
+    message_types: Collection[str] | None = None,
 ) -> AsyncIterator[bytes]:
     """The run's output as SSE from ``starting_after`` (a ``seq_id``) on, until the run ends."""
-    encoder = StreamEncoder(starting_after=starting_after, compaction_messages=compaction_messages, continuous=False)
+    encoder = StreamEncoder(
+        starting_after=starting_after,
+        compaction_messages=compaction_messages,
+        continuous=False,
+        message_types=message_types,
+    )
     layer = get_channel_layer()
     group = agent_group(run.agent_id)
     channel: str | None = None
@@ -148,9 +158,18 @@ async def _live_payloads(
 
 
 def run_stream_response(
-    run: Run, *, starting_after: int = 0, include_pings: bool = False, compaction_messages: bool = False
+    run: Run,
+    *,
+    starting_after: int = 0,
+    include_pings: bool = False,
+    compaction_messages: bool = False,
+    message_types: Collection[str] | None = None,
 ) -> StreamingHttpResponse:
     body = run_stream(
-        run, starting_after=starting_after, include_pings=include_pings, compaction_messages=compaction_messages
+        run,
+        starting_after=starting_after,
+        include_pings=include_pings,
+        compaction_messages=compaction_messages,
+        message_types=message_types,
     )
     return sse_response(body)

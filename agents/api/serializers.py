@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from agents.api.fields import MAX_STORED_INT, Stricter, optional
 from agents.api.memory_serializers import BlockCreateInput
+from agents.llm.agent_settings import COMPACTION_MODES, MODEL_SETTINGS_PROVIDER_TYPES, REASONING_EFFORTS
 from agents.services import TOOL_RULE_TYPES
 
 LETTA_AGENT_TYPES = [
@@ -66,6 +67,63 @@ class LlmConfigInput(serializers.Serializer):
     parallel_tool_calls = optional(serializers.BooleanField)
 
 
+class ThinkingInput(serializers.Serializer):
+    # A regex, not a choice: another ``type`` enum in the schema would collide with its name.
+    type = optional(serializers.RegexField, r"^(enabled|disabled)$")
+    budget_tokens = optional(serializers.IntegerField, min_value=0, max_value=MAX_STORED_INT)
+
+
+class ReasoningInput(serializers.Serializer):
+    reasoning_effort = optional(serializers.ChoiceField, choices=list(REASONING_EFFORTS))
+
+
+class ModelSettingsInput(serializers.Serializer):
+    """Letta's ``model_settings`` (one object per ``provider_type``; the fields we act on, the others ignored)."""
+
+    provider_type = serializers.ChoiceField(choices=list(MODEL_SETTINGS_PROVIDER_TYPES))
+    max_output_tokens = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
+    parallel_tool_calls = optional(serializers.BooleanField)
+    temperature = optional(serializers.FloatField, min_value=0.0, max_value=2.0)
+    thinking = optional(ThinkingInput)
+    reasoning = optional(ReasoningInput)
+    effort = optional(serializers.ChoiceField, choices=["low", "medium", "high", "max"])
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        """Without the fields left out or null: each applies its default (``services.model_settings_fields``)."""
+        return {k: v for k, v in super().to_internal_value(data).items() if v is not None}
+
+
+class CompactionSettingsInput(serializers.Serializer):
+    """Letta's ``compaction_settings``; a PATCH merges the fields given into the stored ones."""
+
+    model = optional(serializers.CharField, max_length=200)
+    model_settings = optional(serializers.DictField)
+    prompt = optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
+    prompt_acknowledgement = optional(serializers.BooleanField)
+    clip_chars = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
+    mode = optional(serializers.ChoiceField, choices=list(COMPACTION_MODES))
+    sliding_window_percentage = optional(serializers.FloatField, min_value=0.0, max_value=1.0)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        return dict(super().to_internal_value(data))
+
+
+class InitialMessageInput(serializers.Serializer):
+    """An item of ``initial_message_sequence`` (Letta's ``MessageCreate``): a string or text parts."""
+
+    role = serializers.ChoiceField(choices=["user", "system", "assistant"])
+    content = serializers.JSONField()
+
+    def validate_content(self, value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(
+            isinstance(p, dict) and p.get("type", "text") == "text" and isinstance(p.get("text"), str) for p in value
+        ):
+            return "\n".join(p["text"] for p in value)
+        raise serializers.ValidationError("Expected a string or a list of text parts.")
+
+
 class AgentCreateInput(serializers.Serializer):
     name = optional(serializers.CharField, max_length=200)
     description = optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
@@ -91,6 +149,10 @@ class AgentCreateInput(serializers.Serializer):
     reasoning = optional(serializers.BooleanField)
     secrets = optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
     tool_exec_environment_variables = optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
+    model_settings = optional(ModelSettingsInput)
+    compaction_settings = optional(CompactionSettingsInput)
+    parallel_tool_calls = optional(serializers.BooleanField)
+    initial_message_sequence = optional(serializers.ListField, child=InitialMessageInput())
 
 
 class AgentUpdateInput(serializers.Serializer):
@@ -107,6 +169,11 @@ class AgentUpdateInput(serializers.Serializer):
     reasoning = optional(serializers.BooleanField)
     secrets = optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
     tool_exec_environment_variables = optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
+    model_settings = optional(ModelSettingsInput)
+    compaction_settings = optional(CompactionSettingsInput)
+    parallel_tool_calls = optional(serializers.BooleanField)
+    context_window_limit = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
+    max_tokens = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
 
 
 class ToolUpdateInput(serializers.Serializer):

@@ -22,7 +22,7 @@ from agents.runs.dispatch import run_in_background
 from agents.wire.stream import StreamEncoder, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import AsyncIterator, Collection, Mapping
 
     from agents.runs.execute import RunExecution
 
@@ -64,10 +64,14 @@ async def _pump(execution: RunExecution, queue: asyncio.Queue[Any]) -> None:
 
 
 async def inline_stream(
-    execution: RunExecution, *, include_pings: bool, compaction_messages: bool = False
+    execution: RunExecution,
+    *,
+    include_pings: bool,
+    compaction_messages: bool = False,
+    message_types: Collection[str] | None = None,
 ) -> AsyncIterator[bytes]:
     """The turn's events as SSE while it executes; the turn runs on if the client hangs up."""
-    encoder = StreamEncoder(compaction_messages=compaction_messages)
+    encoder = StreamEncoder(compaction_messages=compaction_messages, message_types=message_types)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     run_in_background(_pump(execution, queue))
     while True:

@@ -156,6 +156,26 @@ class Decision:
         }
 
 
+RETRY_WINDOW = 10
+"""How many of the newest in-context rows Letta searches for an answer already applied."""
+KEEP_ALIVE_TEXT = (
+    "<system-alert>Automated keep-alive ping. Ignore this message and continue from where you stopped.</system-alert>"
+)
+"""The user text Letta runs a turn with when a resent approval has no messages after it."""
+
+
+def already_applied(rows: list[MessageSnapshot], tool_call_ids: list[str]) -> bool:
+    """Whether an approval naming ``tool_call_ids`` was applied already (Letta 0.16.4+'s retry rule):
+    one of the newest ``RETRY_WINDOW`` rows holds the results of exactly these calls."""
+    if not tool_call_ids:
+        return False
+    wanted = sorted(tool_call_ids)
+    for row in rows[-RETRY_WINDOW:]:
+        if row.role == "tool" and sorted(r.get("tool_call_id", "") for r in row.tool_returns) == wanted:
+            return True
+    return False
+
+
 def resolve_decisions(
     pending: PendingBatch | None,
     *,
@@ -248,6 +268,19 @@ def _decision_from_item(item: ApprovalItem | ToolReturnItem) -> Decision:
         arguments=item.arguments,
         always_allow=bool(item.always_allow),
     )
+
+
+def tool_return_text(value: Any) -> str:
+    """A client's result as the model reads it: a string as given; a list of text parts
+    (``[{"type": "text", "text": …}]``, as Letta's ``ToolReturn`` allows) as their text, one
+    part a line; anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(
+        isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str) for part in value
+    ):
+        return "\n".join(part["text"] for part in value)
+    return json.dumps(value)
 
 
 def edited_arguments(rows: list[MessageSnapshot]) -> dict[str, str]:

@@ -101,8 +101,7 @@ class BatchRunner:
     def _answer(call: StoredToolCall, decision: approval_rules.Decision) -> StoredToolReturn:
         """The result of a call a human answered without running it: a client's result or a denial."""
         if decision.kind == "tool":
-            value = decision.tool_return
-            return tool_result(call, decision.status, value if isinstance(value, str) else json.dumps(value))
+            return tool_result(call, decision.status, approval_rules.tool_return_text(decision.tool_return))
         return tool_result(call, "error", approval_rules.DENIAL_TEMPLATE.format(reason=decision.reason))
 
     async def _save(

@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from agents.errors import ValidationFailed
+from agents.errors import InvalidApprovalInput, ValidationFailed
 
 MAX_MESSAGE_CHARS = 100_000
 MAX_MESSAGES = 100
@@ -39,6 +39,22 @@ MessageText = Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
 Otid = Annotated[str | None, Field(default=None, max_length=MAX_OTID_CHARS, description="Makes a resend idempotent.")]
 ToolCallId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 Reason = Annotated[str | None, Field(default=None, max_length=MAX_REASON_CHARS)]
+
+
+LettaMessageType = Literal[
+    "system_message",
+    "user_message",
+    "assistant_message",
+    "reasoning_message",
+    "hidden_reasoning_message",
+    "tool_call_message",
+    "tool_return_message",
+    "approval_request_message",
+    "approval_response_message",
+    "summary_message",
+    "event_message",
+]
+"""The values of ``include_return_message_types`` (Letta's ``MessageType``); anything else is a 422."""
 
 
 class RequestModel(BaseModel):
@@ -128,6 +144,14 @@ class ClientTool(RequestModel):
     parameters: dict[str, Any] | None = None
 
 
+class ClientSkill(RequestModel):
+    """A skill the caller offers (Letta's ``client_skills`` item): listed in the system prompt of this request only."""
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+    description: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+    location: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+
+
 class ApprovalCreate(RequestModel):
     """The answer to a pending batch; ``approvals`` wins over the legacy single-decision fields."""
 
@@ -159,7 +183,7 @@ RequestMessage = Annotated[
 
 
 class TurnRequest(RequestModel):
-    """Input of a turn: user messages, one approval answer alone, or ``[]`` to step again."""
+    """Input of a turn: user messages, one approval answer (then user messages), or ``[]`` to step again."""
 
     messages: Annotated[list[RequestMessage], Field(max_length=MAX_MESSAGES)] | None = None
     input: MessageText | None = Field(default=None, description="A single user message (letta-client 1.x).")
@@ -171,7 +195,11 @@ class TurnRequest(RequestModel):
     include_pings: StrictBool | None = Field(default=None, description="Ping events instead of keep-alive comments.")
     background: StrictBool | None = Field(default=None, description="Run in a worker; the stream follows the run.")
     use_assistant_message: StrictBool | None = Field(default=None, description="Accepted for compatibility.")
-    include_return_message_types: list[str] | None = Field(default=None, description="Accepted for compatibility.")
+    include_return_message_types: list[LettaMessageType] | None = Field(
+        default=None,
+        description="Only messages of these types are returned or streamed; stop reasons, usage, pings and errors "
+        "always are.",
+    )
     include_compaction_messages: StrictBool | None = Field(
         default=None, description="A compaction shows as ``event_message`` + ``summary_message`` (letta-client 1.x)."
     )
@@ -179,15 +207,35 @@ class TurnRequest(RequestModel):
     client_tools: Annotated[list[ClientTool], Field(max_length=MAX_MESSAGES)] | None = Field(
         default=None, description="Tools the caller runs itself; answer their calls with a ``tool_return`` message."
     )
+    client_skills: Annotated[list[ClientSkill], Field(max_length=MAX_MESSAGES)] | None = Field(
+        default=None, description="Skills listed in the system prompt (Letta's ``<available_skills>``); not stored."
+    )
 
     @model_validator(mode="after")
     def _one_kind_of_input(self) -> TurnRequest:
         if self.messages is None and self.input is None:
             raise ValueError("Field required: send 'messages' (or 'input').")
-        approvals = [m for m in self.messages or [] if isinstance(m, ApprovalCreate | ToolReturnCreate)]
-        if approvals and len(self.messages or []) != 1:
-            raise ValueError("An approval (or tool return) must be sent alone, as the only message.")
         return self
+
+    def check_order(self) -> None:
+        """Letta's rule on what may follow what (LETTA_CONVERSATIONS §2): an approval (or tool return)
+        comes first and only user messages may follow it; after a user message, no approval.
+
+        Letta drops a second approval after the first without a word; it is refused here (400),
+        so nothing a client sent is lost unseen.
+        """
+        if not self.messages:
+            return
+        first, *rest = self.messages
+        later = next((m for m in rest if not isinstance(m, MessageCreate)), None)
+        if later is None:
+            return
+        if isinstance(first, ApprovalCreate | ToolReturnCreate):
+            raise InvalidApprovalInput(
+                "Only user messages may follow an approval (or tool return) in one request: "
+                f"got a second {type(later).__name__}. Send one approval per request."
+            )
+        raise InvalidApprovalInput(f"Expected MessageCreate, got {type(later).__name__}")
 
     @classmethod
     def parse(cls, data: Any) -> TurnRequest:
@@ -197,9 +245,11 @@ class TurnRequest(RequestModel):
                 [{"loc": ["body"], "msg": "The request body must be a JSON object.", "type": "dict_type"}]
             )
         try:
-            return cls.model_validate(data)
+            request = cls.model_validate(data)
         except ValidationError as exc:
             raise ValidationFailed(validation_errors(exc, ["body"])) from None
+        request.check_order()
+        return request
 
     def stored(self) -> dict[str, Any]:
         """What a run keeps of its request, in a form ``parse`` reads back: no empty fields, but every
@@ -213,17 +263,19 @@ class TurnRequest(RequestModel):
         if not messages:
             return ContinueInput()
         first = messages[0]
+        users = [UserInput(text=m.text, otid=m.otid or "") for m in messages if isinstance(m, MessageCreate)]
         if isinstance(first, ApprovalCreate):
             return ApprovalInput(
                 approvals=list(first.approvals) if first.approvals is not None else None,
                 approve=first.approve,
                 approval_request_id=first.approval_request_id,
                 reason=first.reason,
+                follow_ups=tuple(users),
             )
         if isinstance(first, ToolReturnCreate):
             answers: list[ApprovalItem | ToolReturnItem] = list(first.tool_returns)
-            return ApprovalInput(approvals=answers)
-        return [UserInput(text=m.text, otid=m.otid or "") for m in messages if isinstance(m, MessageCreate)]
+            return ApprovalInput(approvals=answers, follow_ups=tuple(users))
+        return users
 
 
 def validation_errors(exc: ValidationError, prefix: list[str | int]) -> list[dict[str, Any]]:
@@ -254,6 +306,15 @@ class ApprovalInput:
     approve: bool | None = None
     approval_request_id: str | None = None
     reason: str | None = None
+    follow_ups: tuple[UserInput, ...] = ()
+    """User messages sent after the approval: persisted once it is applied, then the model is called."""
+
+    @property
+    def tool_call_ids(self) -> list[str]:
+        """The calls this answer names (the legacy form names one only through ``approval_request_id``)."""
+        if self.approvals:
+            return [item.tool_call_id for item in self.approvals]
+        return [self.approval_request_id] if self.approval_request_id else []
 
 
 @dataclass(frozen=True)

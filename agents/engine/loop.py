@@ -29,7 +29,7 @@ from agents.engine.events import (
     RunFinishedEvent,
     TurnUsage,
 )
-from agents.engine.inputs import ApprovalInput, TurnInput
+from agents.engine.inputs import ApprovalInput, TurnInput, UserInput
 from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_notice
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason, stop_reason_for
@@ -41,7 +41,7 @@ from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest
 from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
     from agents.engine.store import ConversationStore
     from agents.llm.base import LLMClient
@@ -225,20 +225,26 @@ class Turn:
             for row in self._replay_rows:
                 yield self._message(row)
             return
-        if isinstance(self.input, ApprovalInput):
-            async for event in self._answer_approvals():
+        if isinstance(self.input, ApprovalInput) and self._decisions:
+            async for event in self._answer_approvals(self.input.follow_ups):
+                yield event
+        elif isinstance(self.input, ApprovalInput):
+            # A resend of an answer applied already (Letta's retry rule): its messages, or Letta's keep-alive.
+            keep_alive = (UserInput(approval_rules.KEEP_ALIVE_TEXT),)
+            for event in await self._user_messages(self.input.follow_ups or keep_alive):
                 yield event
         elif isinstance(self.input, list) and self._retry_user_row is None:
-            drafts = [
-                MessageDraft(
-                    role="user", content=[{"type": "text", "text": item.text}], otid=item.otid, **self._sender()
-                )
-                for item in self.input
-            ]
-            for row in await self._append(drafts):
-                yield self._message(row)
+            for event in await self._user_messages(self.input):
+                yield event
         async for event in self._steps_loop():
             yield event
+
+    async def _user_messages(self, items: Sequence[UserInput]) -> list[MessageEvent]:
+        drafts = [
+            MessageDraft(role="user", content=[{"type": "text", "text": item.text}], otid=item.otid, **self._sender())
+            for item in items
+        ]
+        return [self._message(row) for row in await self._append(drafts)] if drafts else []
 
     def _sender(self) -> dict[str, Any]:
         return {"metadata": {"sender": self.collab.sender}} if self.collab.sender else {}
@@ -250,7 +256,10 @@ class Turn:
 
     # --- approvals -----------------------------------------------------------------
 
-    async def _answer_approvals(self) -> AsyncIterator[EngineEvent]:
+    async def _answer_approvals(self, follow_ups: Sequence[UserInput]) -> AsyncIterator[EngineEvent]:
+        """Apply the decisions (no model call), then store the user messages sent after them: the
+        next step's model sees the calls, their results, then the messages (LETTA_CONVERSATIONS §2).
+        The messages are stored even when a terminal tool ends the turn here, so none is lost."""
         assert self._pending is not None
         decided_at = datetime.now(UTC)
         author = self.collab.author
@@ -269,6 +278,8 @@ class Turn:
         yield self._message(approval_row)
         tool_row = await self._run_batch(self._pending.message, {d.tool_call_id: d for d in self._decisions})
         yield self._message(tool_row)
+        for event in await self._user_messages(follow_ups):
+            yield event
         if self.batches.terminal_tool_ran(tool_row):
             raise _Finish(StopReason.TOOL_RULE)
 

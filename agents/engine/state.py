@@ -63,12 +63,15 @@ def missing_results(
 def check_turn_input(
     rows: list[MessageSnapshot], turn_input: TurnInput, *, specs: Mapping[str, ToolSpec] | None = None
 ) -> list[approval_rules.Decision]:
-    """Raise Letta's errors for input the conversation's state does not accept; return approval decisions.
+    """Raise Letta's errors for input the conversation's state does not accept; return approval decisions
+    (none for an approval applied already: ``approvals.already_applied``).
 
     With ``specs``, edited approval arguments are checked against their tool's schema too.
     """
     pending = approval_rules.pending_approval(rows)
     if isinstance(turn_input, ApprovalInput):
+        if pending is None and approval_rules.already_applied(rows, turn_input.tool_call_ids):
+            return []  # a resend of an answer applied already: the turn goes on without it
         return approval_rules.resolve_decisions(
             pending,
             approvals=turn_input.approvals,

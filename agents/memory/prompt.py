@@ -185,19 +185,80 @@ def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool 
 
 
 @dataclass(frozen=True)
+class Skill:
+    """A skill the client offers with its request (Letta's ``client_skills`` item)."""
+
+    name: str
+    description: str
+    location: str
+
+
+SKILL_FILE = "SKILL.md"
+
+
+def available_skills(skills: Sequence[Skill]) -> str:
+    """Letta's ``<available_skills>`` block (``compile_available_skills``; LETTA_CONVERSATIONS §4.2), or ``""``.
+
+    A name seen already is skipped; only a description's first line shows. A location
+    ``…/<name>/SKILL.md`` groups under the directory above ``<name>`` as ``<name>/SKILL.md``;
+    any other groups under its own directory. Roots are sorted, each followed by its tree.
+    """
+    roots: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for skill in skills:
+        if skill.name in seen:
+            continue
+        seen.add(skill.name)
+        location = skill.location or f"skills/{skill.name}/{SKILL_FILE}"
+        directory, _, file_name = location.rpartition("/")
+        parent, _, last = directory.rpartition("/")
+        if file_name == SKILL_FILE and last == skill.name:
+            root, parts = parent or "/", [last, file_name]
+        else:
+            root, parts = directory or "/", [file_name]
+        description = (skill.description or "").strip().splitlines()
+        node = roots.setdefault(root, {})
+        for part in parts[:-1]:
+            node = node.setdefault(part + "/", {})
+        node[parts[-1]] = f"{parts[-1]} ({description[0]})" if description and description[0] else parts[-1]
+    if not roots:
+        return ""
+    blocks = ["\n".join([root, *_tree(roots[root], "")]) for root in sorted(roots)]
+    return "<available_skills>\n" + "\n\n".join(blocks) + "\n</available_skills>"
+
+
+def _tree(node: dict[str, Any], prefix: str) -> list[str]:
+    """The lines of one directory: subdirectories first, then files, each sorted."""
+    names = sorted(k for k in node if k.endswith("/")) + sorted(k for k in node if not k.endswith("/"))
+    lines: list[str] = []
+    for position, name in enumerate(names):
+        last = position == len(names) - 1
+        child = node[name]
+        label = name if isinstance(child, dict) else child
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{label}")
+        if isinstance(child, dict):
+            lines += _tree(child, prefix + ("    " if last else "│   "))
+    return lines
+
+
+@dataclass(frozen=True)
 class MemorySection:
-    """The engine's ``MemorySource`` for one agent: compiled from the rows each time it is asked."""
+    """The engine's ``MemorySource`` for one agent: compiled from the rows each time it is asked.
+
+    ``skills`` (an ``available_skills`` block, rendered for one request and never stored) follows it."""
 
     organization_id: Any
     agent_id: Any
+    skills: str = ""
 
     async def compile(self) -> str:
         return await sync_to_async(self.compile_sync)()
 
     def compile_sync(self) -> str:
-        return memory_for_agent(organization_id=self.organization_id, agent_id=self.agent_id)
+        memory = memory_for_agent(organization_id=self.organization_id, agent_id=self.agent_id)
+        return f"{memory.rstrip(chr(10))}\n\n{self.skills}" if self.skills else memory
 
 
-def memory_source(agent: Agent) -> MemorySection:
+def memory_source(agent: Agent, skills: Sequence[Skill] = ()) -> MemorySection:
     """What ``agents.runs.turns.model_settings`` puts in ``ModelSettings.memory``."""
-    return MemorySection(organization_id=agent.organization_id, agent_id=agent.id)
+    return MemorySection(organization_id=agent.organization_id, agent_id=agent.id, skills=available_skills(skills))

@@ -88,6 +88,7 @@ async def _open(
         stream_tokens=stream_tokens,
         max_steps=request.max_steps,
         client_tools=request.client_tools or (),
+        client_skills=request.client_skills or (),
         llm=llm,
         tool_runner=tool_runner,
     )

@@ -13,12 +13,12 @@ from django.conf import settings
 
 from agents.engine.approvals import DecisionAuthor
 from agents.engine.context import ModelSettings
-from agents.engine.inputs import ClientTool, TurnInput
+from agents.engine.inputs import ClientSkill, ClientTool, TurnInput
 from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client
-from agents.memory.prompt import memory_source
+from agents.memory.prompt import Skill, memory_source
 from agents.models import Message, RunTransport
 from agents.runs.store import DjangoConversationStore
 from agents.services import agent_set_tool_approval
@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from tools.base import ToolRunner
 
 
-def model_settings(agent: Agent) -> ModelSettings:
+def model_settings(agent: Agent, client_skills: Sequence[ClientSkill] = ()) -> ModelSettings:
+    """The agent's model settings for a turn; ``client_skills`` join its system prompt for this request only."""
     provider, _, model = agent.model.partition("/")
+    skills = [Skill(name=s.name, description=s.description, location=s.location) for s in client_skills]
     return ModelSettings(
         handle=agent.model,
         model=model or provider,
@@ -48,10 +50,20 @@ def model_settings(agent: Agent) -> ModelSettings:
         reasoning_effort=agent.reasoning_effort or None,
         context_window=agent.context_window,
         max_steps=agent.max_steps,
-        memory=memory_source(agent),
+        memory=memory_source(agent, skills),
         compaction_threshold=settings.CONTEXT_COMPACTION_THRESHOLD,
-        compaction_evict_share=settings.CONTEXT_COMPACTION_EVICT_SHARE,
+        compaction_evict_share=compaction_evict_share(agent),
     )
+
+
+def compaction_evict_share(agent: Agent) -> float:
+    """How much of the conversation a compaction evicts: all of it in the ``all`` modes of the agent's
+    ``compaction_settings``, else their ``sliding_window_percentage`` (the server's default share when unset)."""
+    chosen = agent.compaction_settings or {}
+    if chosen.get("mode") in ("all", "self_compact_all"):
+        return 1.0
+    share = chosen.get("sliding_window_percentage")
+    return float(share) if share is not None else float(settings.CONTEXT_COMPACTION_EVICT_SHARE)
 
 
 def tool_specs(agent: Agent) -> list[ToolSpec]:
@@ -93,6 +105,7 @@ class TurnSetup:
     stream_tokens: bool = False
     max_steps: int | None = None
     client_tools: Sequence[ClientTool] = ()
+    client_skills: Sequence[ClientSkill] = ()
     llm: LLMClient | None = None
     tool_runner: ToolRunner | None = None
 
@@ -100,7 +113,7 @@ class TurnSetup:
 def _collaborators(setup: TurnSetup) -> TurnCollaborators:
     run = setup.run
     agent, sender_user, api_key = run.agent, run.created_by, run.api_key
-    settings = model_settings(agent)
+    settings = model_settings(agent, setup.client_skills)
     if setup.max_steps:
         settings = ModelSettings(**{**settings.__dict__, "max_steps": setup.max_steps})
     sender: dict[str, Any] = {}

@@ -160,6 +160,34 @@ class EmbeddingConfig(TypedDict):
     azure_deployment: str | None
 
 
+# Letta's ``compaction_settings`` fields and their defaults (``summarizer_config.py``).
+COMPACTION_DEFAULTS: dict[str, Any] = {
+    "model": None,
+    "model_settings": None,
+    "prompt": None,
+    "prompt_acknowledgement": False,
+    "clip_chars": 50_000,
+    "mode": "sliding_window",
+    "sliding_window_percentage": 0.3,
+}
+
+
+class CompactionSettings(TypedDict):
+    model: str | None
+    model_settings: dict[str, Any] | None
+    prompt: str | None
+    prompt_acknowledgement: bool
+    clip_chars: int | None
+    mode: Literal["all", "sliding_window", "self_compact_all", "self_compact_sliding_window"]
+    sliding_window_percentage: float
+
+
+def compaction_settings(agent: Agent) -> CompactionSettings | None:
+    """The agent's ``compaction_settings`` as Letta answers them: ``null`` when never set, else with defaults."""
+    stored = agent.compaction_settings or {}
+    return cast("CompactionSettings", {**COMPACTION_DEFAULTS, **stored}) if stored else None
+
+
 class AgentState(TypedDict):
     created_by_id: str | None
     last_updated_by_id: str | None
@@ -203,6 +231,7 @@ class AgentState(TypedDict):
     model: str
     """letta-client 1.x reads ``model``, ``model_settings`` and ``embedding`` beside Letta 0.13's fields."""
     model_settings: ModelSettings
+    compaction_settings: CompactionSettings | None
     embedding: str | None
     pending_approval: ApprovalRequestMessage | None
     """The approval request waiting for a person, with ``include=agent.pending_approval``; else ``null``."""
@@ -350,6 +379,7 @@ def agent_state(
         "hidden": None,
         "model": agent.model,
         "model_settings": model_settings(agent),
+        "compaction_settings": compaction_settings(agent),
         "embedding": agent.embedding or None,
         "pending_approval": cast("ApprovalRequestMessage | None", approval_request(pending_approval)),
     }

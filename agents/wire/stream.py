@@ -41,7 +41,7 @@ from agents.wire.messages import (
 from agents.wire.values import StopReasonValue, part_otid, public_id
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
 
     from agents.engine.events import TurnUsage
 
@@ -169,7 +169,16 @@ class StreamEncoder:
     live on, until ``gap``.
     """
 
-    def __init__(self, *, starting_after: int = 0, compaction_messages: bool = False, continuous: bool = True):
+    def __init__(
+        self,
+        *,
+        starting_after: int = 0,
+        compaction_messages: bool = False,
+        continuous: bool = True,
+        message_types: Collection[str] | None = None,
+    ):
+        self.message_types = frozenset(message_types) if message_types is not None else None
+        """``include_return_message_types``: only messages of these types are sent (``None``: all)."""
         self.resume_index, offset = divmod(starting_after, SEQ_SCALE)
         self.resume_offset = offset if starting_after else 0
         self.compaction_messages = compaction_messages
@@ -209,7 +218,13 @@ class StreamEncoder:
                 chunks += self._complete(first + offset, message)
         if live:
             self.continuous = True
-        return chunks
+        return self.shown(chunks)
+
+    def shown(self, chunks: list[Chunk]) -> list[Chunk]:
+        """The chunks of ``message_types`` (every chunk when it is ``None``)."""
+        if self.message_types is None:
+            return chunks
+        return [chunk for chunk in chunks if chunk.get("message_type") in self.message_types]
 
     def _complete(self, index: int, message: Chunk) -> list[Chunk]:
         floor = self._floor(index)
@@ -231,7 +246,10 @@ class StreamEncoder:
 
     def delta(self, event: Delta) -> list[Chunk]:
         """The chunk previewing ``event`` (a delta of the row being written), if the client lacks it
-        and its place is known."""
+        and its place is known (and its type is shown)."""
+        return self.shown(self._delta(event))
+
+    def _delta(self, event: Delta) -> list[Chunk]:
         row_id = public_id("message", event.message_id) or ""
         if row_id in self._rows:
             return []  # its row is committed: what it previews was completed already

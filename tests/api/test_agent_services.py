@@ -44,7 +44,11 @@ def test_it_turns_on_extended_thinking_for_anthropic_thinking_models(cast: Cast)
 
     agent.refresh_from_db()
     assert (agent.enable_reasoner, agent.max_reasoning_tokens) == (True, 1024)
-    assert (agent.temperature, agent.max_tokens, agent.context_window) == (0.7, 8192, 32000)
+    assert (agent.temperature, agent.max_tokens, agent.context_window) == (
+        0.7,
+        8192,
+        128_000,
+    )  # min(model window, 128000), as Letta
     assert agent.parallel_tool_calls is False
 
 

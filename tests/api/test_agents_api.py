@@ -63,7 +63,11 @@ def test_it_creates_the_seed_agent_like_letta(
     assert len(state["message_ids"]) == 2
     llm = state["llm_config"]
     assert (llm["enable_reasoner"], llm["max_reasoning_tokens"], llm["max_tokens"]) == (True, 1024, 8192)
-    assert (llm["temperature"], llm["context_window"], llm["parallel_tool_calls"]) == (0.7, 32000, False)
+    assert (llm["temperature"], llm["context_window"], llm["parallel_tool_calls"]) == (
+        0.7,
+        128000,
+        False,
+    )  # the model's window, capped as Letta caps it
     assert llm["put_inner_thoughts_in_kwargs"] is False
     assert state["embedding_config"]["handle"] == "openai/text-embedding-3-small"
     assert state["tags"] == ["approval_test"]
