@@ -140,6 +140,25 @@ def agent_get(*, organization: Organization | None, agent_id: str, with_tools: b
     return agent
 
 
+DEFAULT_CONVERSATION = "default"
+
+
+def thread_agent(
+    *, organization: Organization | None, conversation_id: str, agent_id: str | None, with_tools: bool = True
+) -> Agent:
+    """The agent whose default thread a ``/v1/conversations/{conversation_id}/…`` path names.
+
+    Letta's agent-direct mode: ``default`` with the agent's id beside it (query or body), or
+    the agent's own id in the path. Any other id names a conversation this server does not
+    hold: ``NotFound`` (404), as for an unknown conversation.
+    """
+    if conversation_id == DEFAULT_CONVERSATION and agent_id:
+        return agent_get(organization=organization, agent_id=agent_id, with_tools=with_tools)
+    if conversation_id.startswith(f"{Agent.id_prefix}-"):
+        return agent_get(organization=organization, agent_id=conversation_id, with_tools=with_tools)
+    raise NotFound(f"NOT_FOUND: Conversation not found with id '{conversation_id}'")
+
+
 def agent_get_or_404(*, organization: Organization | None, agent_id: str) -> Agent:
     """``agent_get`` for a page: its ``NotFound`` is Django's ``Http404`` (the 404 page)."""
     try:

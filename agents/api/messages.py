@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, cast
 
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
@@ -14,10 +16,10 @@ from agents.api import messages_list
 from agents.api import serializers as s
 from agents.api.base import Later, OrgScopedAPIView, OrgScopedAsyncAPIView
 from agents.api.openapi import errors
-from agents.api.run_stream import run_stream_response
+from agents.api.run_stream import run_stream
 from agents.api.states import agent_state_of
 from agents.api.stream_guard import StreamGuard
-from agents.api.streaming import LettaStreamEvent, inline_stream, sse_response
+from agents.api.streaming import LettaStreamEvent, inline_stream, sse_frame, sse_response
 from agents.engine.events import MessageEvent, RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.runs import state as run_state
@@ -32,7 +34,7 @@ from agents.wire.resources import run_json
 from agents.wire.stream import LettaStopReason, LettaUsageStatistics, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
@@ -55,12 +57,43 @@ class LettaResponse(TypedDict):
     usage: LettaUsageStatistics
 
 
+def run_ping(run: Run) -> bytes:
+    """The ping that opens a conversation's stream, naming its run (Letta's ``prepend_initial_run_ping``)."""
+    return sse_frame(
+        {
+            "id": f"ping-{uuid.uuid4()}",
+            "date": timezone.now().isoformat(),
+            "name": None,
+            "message_type": "ping",
+            "otid": None,
+            "sender_id": None,
+            "step_id": None,
+            "is_err": None,
+            "seq_id": None,
+            "run_id": run.public_id,
+        }
+    )
+
+
+async def _opened(first: bytes | None, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if first is not None:
+        yield first
+    async for chunk in body:
+        yield chunk
+
+
 class SendingView(OrgScopedAsyncAPIView):
     """Shared by the views that start a turn: parse the body once, start the run through ``run_start``.
 
     An async view (``OrgScopedAsyncAPIView``): the checks and the run's creation happen in the
     request's thread, then the turn executes on the event loop without another round trip.
+    ``opening_ping``: a stream with pings starts with one naming its run (the conversations routes).
     """
+
+    opening_ping = False
+
+    def _first(self, run: Run, turn_request: TurnRequest) -> bytes | None:
+        return run_ping(run) if self.opening_ping and turn_request.include_pings else None
 
     def turn_request(self) -> TurnRequest:
         return TurnRequest.parse(self.request.data)
@@ -85,16 +118,19 @@ class SendingView(OrgScopedAsyncAPIView):
 
     def _background_stream(self, agent: Agent, turn_request: TurnRequest) -> StreamingHttpResponse:
         run = self.start_run(agent, turn_request, RunMode.BACKGROUND)
-        return run_stream_response(
+        body = run_stream(
             run,
+            starting_after=0,
             include_pings=bool(turn_request.include_pings),
             compaction_messages=bool(turn_request.include_compaction_messages),
             message_types=turn_request.include_return_message_types,
         )
+        return sse_response(_opened(self._first(run, turn_request), body))
 
     def _inline_stream(self, agent: Agent, turn_request: TurnRequest) -> Callable[[], Awaitable[StreamingHttpResponse]]:
         run = self.start_run(agent, turn_request, RunMode.INLINE)
         stream_tokens = bool(turn_request.stream_tokens)
+        first = self._first(run, turn_request)
 
         async def respond() -> StreamingHttpResponse:
             execution = await start_inline(run, turn_request, stream_tokens=stream_tokens)
@@ -104,7 +140,7 @@ class SendingView(OrgScopedAsyncAPIView):
                 compaction_messages=bool(turn_request.include_compaction_messages),
                 message_types=turn_request.include_return_message_types,
             )
-            return sse_response(events)
+            return sse_response(_opened(first, events))
 
         return respond
 

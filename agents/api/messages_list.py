@@ -17,6 +17,8 @@ from agents.wire.messages import LettaMessage, letta_messages
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
+    from agents.models import Agent
+
 LIST_PARAMETERS = [
     OpenApiParameter("after", str, description="A message id: only messages strictly newer than it."),
     OpenApiParameter("before", str, description="A message id: only messages strictly older than it."),
@@ -70,10 +72,13 @@ class AgentMessagesView(OrgScopedAPIView):
         responses={200: list[LettaMessage], **errors(404, 422)},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = self.get_agent(agent_id)
+        return self.history(self.get_agent(agent_id))
+
+    def history(self, agent: Agent) -> Response:
+        """A page of ``agent``'s history by the query's cursor (its default thread, for conversations too)."""
         for ignored in ("include_err", "use_assistant_message"):
             self.query_bool(ignored)  # accepted for compatibility, but only as booleans (as on Letta)
-        shown = message_types_param(request)
+        shown = message_types_param(self.request)
         rows = selectors.message_list(
             agent=agent,
             after=self.query_str("after"),

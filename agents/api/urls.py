@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from django.urls import path, re_path
 
-from agents.api import agents, approvals, blocks, messages, passages, schema, summarize, tools, views
+from agents.api import agents, approvals, blocks, conversations, messages, passages, schema, summarize, tools, views
 from agents.api import models as model_views
 from agents.api import providers as provider_views
 from agents.api import runs as run_views
@@ -83,6 +83,17 @@ urlpatterns = [
     *route("blocks/<str:block_id>", blocks.BlockDetailView, "block"),
     *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
     # --- end of memory ---
+    # --- conversations: an agent's default thread (``default`` + ``agent_id``, or ``agent-…``) ---
+    *route("conversations/<str:conversation_id>/messages", conversations.ConversationMessagesView, "conv-messages"),
+    *route(
+        "conversations/<str:conversation_id>/messages/preview-raw-payload",
+        conversations.ConversationPreviewView,
+        "conv-messages-preview",
+    ),
+    *route("conversations/<str:conversation_id>/cancel", conversations.ConversationCancelView, "conv-cancel"),
+    *route("conversations/<str:conversation_id>/stream", conversations.ConversationStreamView, "conv-stream"),
+    *route("conversations/<str:conversation_id>/compact", conversations.ConversationCompactView, "conv-compact"),
+    *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),
     *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
     # --- models and providers ---
     *route("models/", model_views.ModelListView, "models"),

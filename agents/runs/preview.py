@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from agents.engine.compaction import is_summary, summary_of
 from agents.engine.context import build_request, tool_schemas
-from agents.errors import AgentBusy
+from agents.errors import AgentBusy, NotFound
 from agents.llm.tokens import estimate_tokens
 from agents.memory.prompt import memory_for_agent
 from agents.models import Agent, Message, MessageRole, Passage
@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 def _turn_text(turn: Turn) -> str:
     return json.dumps(repr(turn))
+
+
+def system_prompt(*, agent: Agent) -> str:
+    """The system prompt ``agent``'s next step sends: its system text and its compiled memory."""
+    rows = list(Message.objects.in_context(agent))
+    if not any(row.role == MessageRole.SYSTEM for row in rows):
+        raise NotFound(f"No system message found for agent '{agent.public_id}'")
+    memory = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.pk)
+    return build_request([m.snapshot() for m in rows], tool_specs(agent), model_settings(agent), memory=memory).system
 
 
 def context_overview(*, agent: Agent) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def test_it_types_every_answer_but_the_raw_provider_payload(document: dict[str, 
         if media["schema"].get("type") == "object" and not media["schema"].get("additionalProperties", {})
     }
 
-    assert untyped == {"agents_messages_preview_raw_payload"}
+    assert untyped == {"agents_messages_preview_raw_payload", "conversations_messages_preview_raw_payload"}
 
 
 def test_it_documents_turn_requests_as_message_creates_an_approval_or_tool_returns(
