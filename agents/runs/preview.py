@@ -1,9 +1,9 @@
-"""The agent's context window: an overview for the API, and resetting it."""
+"""The agent's context window: an overview for the API, the chat's context meter, and resetting it."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,8 +22,27 @@ if TYPE_CHECKING:
     from agents.llm.base import Turn
 
 
+class ContextMeter(TypedDict):
+    """The chat's context meter: tokens the next model call would carry, of the window's ``max``."""
+
+    current: int
+    max: int
+    estimated: bool
+
+
 def _turn_text(turn: Turn) -> str:
     return json.dumps(repr(turn))
+
+
+def context_meter(*, agent: Agent) -> ContextMeter:
+    """The context meter of ``agent`` (``context_overview``'s totals). The chat reads it when a page
+    opens; ``agents.broadcast`` computes it once when a run ends and sends it to every tab."""
+    overview = context_overview(agent=agent)
+    return {
+        "current": overview["context_window_size_current"],
+        "max": overview["context_window_size_max"],
+        "estimated": bool(overview["token_counts_estimated"]),
+    }
 
 
 def context_overview(*, agent: Agent) -> dict[str, Any]:
