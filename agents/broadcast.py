@@ -83,7 +83,12 @@ def event_payload(event: EngineEvent, *, memory_edits: Sequence[MemoryEditNote] 
     # "seq_from".."seq" is the range of engine events a payload covers (merged deltas cover several).
     base = {"type": event.type, "run_id": public_id("run", event.run_id), "seq_from": event.seq, "seq": event.seq}
     if isinstance(event, MessageEvent):
-        return base | chat_row(event.message, memory_edits=memory_edits) | {"streamed": event.streamed}
+        payload = base | chat_row(event.message, memory_edits=memory_edits) | {"streamed": event.streamed}
+        if event.message.role == "approval":
+            # The answer to an approval request: its run is working on it, so nothing waits for a person
+            # (``agents.selectors.pending_approval_rows``); every tab stops showing the request.
+            payload["pending_approval"] = None
+        return payload
     if isinstance(event, RunFinishedEvent):
         status = StopReason(event.stop_reason).run_status
         usage = asdict(event.usage)
