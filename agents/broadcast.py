@@ -114,8 +114,9 @@ def event_payload(event: EngineEvent, *, memory_edits: Sequence[MemoryEditNote] 
 
 @dataclass(frozen=True)
 class ChatState:
-    """What the chat's tabs hear beside a row or a run's end, computed by rooms above this one
-    (``AgentsConfig.ready`` hands it in with ``describe_chat_with``)."""
+    """What the chat's tabs hear beside a row or a run's end, computed where this module cannot
+    import from: the memory tools import it (through ``agents.memory.services``), and the chat
+    and the context meter sit rooms above it. ``AgentsConfig.ready`` hands it in with ``describe_chat_with``."""
 
     # The notes of the memory edits a tool row's calls made (``agents.memory.notes``).
     tool_row_notes: Callable[[MessageSnapshot], Sequence[MemoryEditNote]]
@@ -134,7 +135,12 @@ def describe_chat_with(state: ChatState) -> None:
 
 def _tool_row_payload(event: MessageEvent) -> dict[str, Any]:
     """A tool row's payload, with the notes of the memory edits its calls made (may query)."""
-    notes = _chat_state.tool_row_notes(event.message) if _chat_state else ()
+    notes: Sequence[MemoryEditNote] = ()
+    try:
+        notes = _chat_state.tool_row_notes(event.message) if _chat_state else ()
+    except Exception:
+        # The row goes out either way; a tab reads its notes when it loads the row again.
+        logger.exception("Could not read the memory notes of tool row %s", event.message.id)
     return event_payload(event, memory_edits=notes)
 
 
