@@ -5,7 +5,10 @@
   cross the channel layer a few per frame, and everything goes out in the run's order.
 - A run's end is announced by ``announce_run_end`` once ``agents.runs.state`` has recorded
   it: through the run's announcer when the run executes in this process (after its last
-  deltas), else straight to the agent's group (a sweep, a cancel of a queued run).
+  deltas), else straight to the agent's group (a sweep, a cancel of a queued run). The
+  ``run_finished`` payload carries what every tab shows next, computed here once per run:
+  the run as the chat shows it (``run``), the memory panel's blocks (``memory``) and the
+  context meter (``context``).
 - A memory edit is announced by ``announce_memory_edit`` once it is committed. An edit a
   tool made inside a run executing here waits in the run's announcer and goes out right
   after the event of the tool row that holds it (in ``seq`` order, so the row it annotates
@@ -22,7 +25,7 @@ import logging
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.layers import get_channel_layer
@@ -38,12 +41,14 @@ from agents.engine.events import (
 from agents.engine.stop import StopReason
 from agents.models import Agent
 from agents.selectors import pending_approval_row
-from agents.wire.messages import approval_request, chat_row, public_id
+from agents.wire.chat import MemoryEditNote, RunUsage, chat_row, chat_run
+from agents.wire.messages import approval_request, public_id
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from agents.engine.events import EngineEvent
+    from agents.engine.store import MessageSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -72,24 +77,83 @@ def _organization_of(agent_id: Any) -> Any:
     return Agent.objects.filter(pk=agent_id).values_list("organization_id", flat=True).first()
 
 
-def event_payload(event: EngineEvent) -> dict[str, Any]:
-    """The JSON an engine event travels as (to browsers and across processes)."""
+def event_payload(event: EngineEvent, *, memory_edits: Sequence[MemoryEditNote] = ()) -> dict[str, Any]:
+    """The JSON an engine event travels as (to browsers and across processes); ``memory_edits`` are
+    the notes of a tool row's memory edits (``agents.memory.notes.memory_edit_notes``)."""
     # "seq_from".."seq" is the range of engine events a payload covers (merged deltas cover several).
     base = {"type": event.type, "run_id": public_id("run", event.run_id), "seq_from": event.seq, "seq": event.seq}
     if isinstance(event, MessageEvent):
-        return base | chat_row(event.message) | {"streamed": event.streamed}
+        payload = base | chat_row(event.message, memory_edits=memory_edits) | {"streamed": event.streamed}
+        if event.message.role == "approval":
+            # The answer to an approval request: its run is working on it, so nothing waits for a person
+            # (``agents.selectors.pending_approval_rows``); every tab stops showing the request.
+            payload["pending_approval"] = None
+        return payload
     if isinstance(event, RunFinishedEvent):
+        status = StopReason(event.stop_reason).run_status
+        usage = asdict(event.usage)
         return base | {
             "stop_reason": event.stop_reason,
-            "status": StopReason(event.stop_reason).run_status,
-            "usage": asdict(event.usage),
+            "status": status,
+            "usage": usage,
             "error": event.error,
             "pending_approval": approval_request(event.awaiting_approval),
+            "run": chat_run(
+                run_id=event.run_id,
+                status=status,
+                stop_reason=event.stop_reason,
+                error=event.error,
+                usage=cast("RunUsage", usage),
+            ),
         }
     fields = {k: v for k, v in asdict(event).items() if k not in ("run_id", "seq", "type")}
     fields["message_id"] = public_id("message", fields["message_id"])
     fields["step_id"] = public_id("step", fields.get("step_id"))
     return base | fields
+
+
+@dataclass(frozen=True)
+class ChatState:
+    """What the chat's tabs hear beside a row or a run's end, computed where this module cannot
+    import from: the memory tools import it (through ``agents.memory.services``), and the chat
+    and the context meter sit rooms above it. ``AgentsConfig.ready`` hands it in with ``describe_chat_with``."""
+
+    # The notes of the memory edits a tool row's calls made (``agents.memory.notes``).
+    tool_row_notes: Callable[[MessageSnapshot], Sequence[MemoryEditNote]]
+    # What changed for a tab when a run ended: the memory panel and the context meter
+    # (``agents.chat.actions.chat_memory``), computed once per run here.
+    run_end_state: Callable[[Agent], dict[str, Any]]
+
+
+_chat_state: ChatState | None = None
+
+
+def describe_chat_with(state: ChatState) -> None:
+    global _chat_state
+    _chat_state = state
+
+
+def _tool_row_payload(event: MessageEvent) -> dict[str, Any]:
+    """A tool row's payload, with the notes of the memory edits its calls made (may query)."""
+    notes: Sequence[MemoryEditNote] = ()
+    try:
+        notes = _chat_state.tool_row_notes(event.message) if _chat_state else ()
+    except Exception:
+        # The row goes out either way; a tab reads its notes when it loads the row again.
+        logger.exception("Could not read the memory notes of tool row %s", event.message.id)
+    return event_payload(event, memory_edits=notes)
+
+
+def _run_end_payload(agent_id: Any, finished: RunFinishedEvent) -> dict[str, Any]:
+    payload = event_payload(finished)
+    if _chat_state is None:
+        return payload
+    try:
+        payload |= _chat_state.run_end_state(Agent.objects.get(pk=agent_id))
+    except Exception:
+        # The end goes out either way; the panel keeps what it shows until the next page load.
+        logger.exception("Could not measure the context of agent %s after run %s", agent_id, finished.run_id)
+    return payload
 
 
 async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
@@ -148,9 +212,13 @@ class RunAnnouncer:
         await self._release_edits(None, every=True)
         await self.flush()
 
-    async def announce(self, event: EngineEvent) -> None:
-        """Send ``event`` after everything before it (a token delta within a few milliseconds)."""
-        payload = event_payload(event)
+    async def announce(self, event: EngineEvent, *, payload: dict[str, Any] | None = None) -> None:
+        """Send ``event`` (as ``payload`` when given) after everything before it (a token delta
+        within a few milliseconds)."""
+        if payload is None and isinstance(event, MessageEvent) and event.message.role == "tool":
+            payload = await sync_to_async(_tool_row_payload)(event)
+        elif payload is None:
+            payload = event_payload(event)
         # When the executor let the event go (Unix seconds; merged deltas keep their first's), so
         # a client can tell how long an event took to reach it (benchmarks/bench_chat_streams.py).
         payload["emitted_at"] = time.time()
@@ -213,11 +281,12 @@ class RunAnnouncer:
 
 async def announce_run_end(agent_id: Any, finished: RunFinishedEvent) -> None:
     """Announce a run's recorded end: after the run's own events when it executes in this process."""
+    payload = await sync_to_async(_run_end_payload)(agent_id, finished)
     announcer = _executing.get(public_id("run", finished.run_id))
     if announcer is not None:
-        await announcer.announce(finished)
+        await announcer.announce(finished, payload=payload)
     else:
-        await publish(agent_id, [event_payload(finished)])
+        await publish(agent_id, [payload])
 
 
 def announce_run_end_on_commit(agent_id: Any, finished: RunFinishedEvent) -> None:
@@ -229,7 +298,7 @@ def announce_run_end_on_commit(agent_id: Any, finished: RunFinishedEvent) -> Non
             agent = Agent.objects.get(pk=agent_id)
             awaiting = pending_approval_row(agent)
             verdict = replace(finished, awaiting_approval=awaiting.snapshot() if awaiting else None)
-            async_to_sync(publish)(agent_id, [event_payload(verdict)])
+            async_to_sync(publish)(agent_id, [_run_end_payload(agent_id, verdict)])
         except Exception:
             # The run is ended either way; a tab that missed the verdict reads it when it resyncs.
             logger.exception("Could not tell the tabs of agent %s that run %s ended", agent_id, finished.run_id)

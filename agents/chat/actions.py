@@ -4,17 +4,18 @@ The WebSocket consumer and the chat's JSON view call exactly one of these. Runs
 start through ``agents.runs.start.run_start`` like every other transport's, and stop
 through ``agents.runs.state``. Rows travel in one shape everywhere
 (``agents.wire.messages.chat_row``): ``{"row": {"id", "seq", "role", "kind"}, "messages":
-[LettaMessage, ...]}``, the shape of a ``message`` event payload. Pages and syncs
-carry the agent's ``pending_approval`` (the approval request waiting for a person,
-``null`` while a run is active: ``agents.selectors.pending_approval_rows``) and each
-run's ``status`` and ``active`` (``RunStatus.is_active``), so the page never re-derives them.
+[LettaMessage, ...]}``, the shape of a ``message`` event payload. Pages, syncs and
+accepted frames carry the agent's ``pending_approval`` (the approval request waiting for a
+person, ``null`` while a run is active: ``agents.selectors.pending_approval_rows``) and each
+run as the chat shows it (``agents.wire.chat.chat_run``: ``active``, ``status``, the banner of
+its end), so the page never re-derives them.
 """
 
 from __future__ import annotations
 
 import uuid
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef
@@ -29,15 +30,18 @@ from agents.engine.inputs import (
     TurnRequest,
 )
 from agents.errors import ApplicationError
+from agents.memory.notes import memory_edit_notes
 from agents.memory.selectors import agent_blocks
 from agents.memory.services import panel_block
 from agents.models import Agent, Message, MessageRole, Run, RunStatus, RunTransport, Step
 from agents.runs import state as run_state
-from agents.runs.preview import context_overview
+from agents.runs.preview import context_meter
 from agents.runs.start import RunMode, run_start
 from agents.runs.sweeper import sweep_stale_runs
 from agents.selectors import message_list, pending_approval_row
-from agents.wire.messages import approval_request, chat_row, row_kind
+from agents.sockets import accepted_frame
+from agents.wire.chat import ChatRun, chat_row, chat_run
+from agents.wire.messages import approval_request, row_kind
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -48,15 +52,6 @@ if TYPE_CHECKING:
 
 HISTORY_PAGE_ROWS = 30
 SYNC_PAGE_ROWS = 200
-
-
-class RunSummary(TypedDict):
-    id: str
-    status: str
-    stop_reason: str | None
-    error: str | None
-    usage: dict[str, Any]
-    active: bool
 
 
 class NothingToRetry(ApplicationError):
@@ -85,22 +80,21 @@ def chat_access_holds(*, user_id: Any, agent: Agent, session_key: str | None) ->
     return session_key is None or import_module(settings.SESSION_ENGINE).SessionStore().exists(session_key)
 
 
-def run_summary(run: Run) -> RunSummary:
+def run_summary(run: Run) -> ChatRun:
     error = run.error.get("message") if isinstance(run.error, dict) else run.error
-    return {
-        "id": run.public_id,
-        "status": run.status,
-        "stop_reason": run.stop_reason or None,
-        "error": str(error) if error else None,
-        "usage": {
+    return chat_run(
+        run_id=run.pk,
+        status=run.status,
+        stop_reason=run.stop_reason or None,
+        error=str(error) if error else None,
+        usage={
             "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens,
             "total_tokens": run.total_tokens,
             "step_count": run.step_count,
             "estimated": bool(getattr(run, "usage_estimated", False)),
         },
-        "active": run.is_active,
-    }
+    )
 
 
 def _with_estimate(runs: QuerySet[Run]) -> QuerySet[Run]:
@@ -108,7 +102,7 @@ def _with_estimate(runs: QuerySet[Run]) -> QuerySet[Run]:
     return runs.annotate(usage_estimated=Exists(Step.objects.filter(run=OuterRef("pk"), usage_estimated=True)))
 
 
-def _runs_of(rows: Iterable[Message]) -> dict[str, RunSummary]:
+def _runs_of(rows: Iterable[Message]) -> dict[str, ChatRun]:
     run_ids = {row.run_id for row in rows if row.run_id}
     return {run.public_id: run_summary(run) for run in _with_estimate(Run.objects.filter(pk__in=run_ids))}
 
@@ -129,7 +123,7 @@ def chat_history(*, agent: Agent, before: str | None = None, limit: int = HISTOR
     has_more = len(rows) > limit
     rows = rows[1:] if has_more else rows
     page: dict[str, Any] = {
-        "rows": [chat_row(row) for row in rows],
+        "rows": _chat_rows(rows),
         "has_more": has_more,
         "runs": _runs_of(rows),
     }
@@ -141,16 +135,26 @@ def chat_history(*, agent: Agent, before: str | None = None, limit: int = HISTOR
     return page
 
 
+def _chat_rows(rows: list[Message]) -> list[dict[str, Any]]:
+    notes = memory_edit_notes(rows)
+    return [chat_row(row, memory_edits=notes.get(row.id, ())) for row in rows]
+
+
 def chat_memory(*, agent: Agent) -> dict[str, Any]:
-    """The memory panel's state: the agent's blocks in prompt order, and tokens in context of the window."""
-    overview = context_overview(agent=agent)
-    return {
-        "memory": [panel_block(block) for block in agent_blocks(agent)],
-        "context": {
-            "current": overview["context_window_size_current"],
-            "max": overview["context_window_size_max"],
-            "estimated": bool(overview.get("token_counts_estimated")),
-        },
+    """The memory panel's state: the agent's blocks in prompt order, and the context meter.
+
+    A page reads it when it opens; when a run ends, ``agents.broadcast`` computes it once and
+    sends it to every tab in the ``run_finished`` payload.
+    """
+    return {"memory": [panel_block(block) for block in agent_blocks(agent)], "context": context_meter(agent=agent)}
+
+
+def chat_accepted(*, request: str, agent: Agent, runs: list[Run]) -> dict[str, Any]:
+    """The answer to a frame that started or stopped runs: the runs as the chat shows them, and
+    the approval request still waiting (``null`` once a run answers it)."""
+    return accepted_frame(request, runs) | {
+        "runs": {run.public_id: run_summary(run) for run in runs},
+        "pending_approval": approval_request(pending_approval_row(agent)),
     }
 
 
@@ -170,7 +174,7 @@ def chat_sync(*, agent: Agent, after_seq: int, limit: int = SYNC_PAGE_ROWS) -> d
     run = latest_run(agent)
     return {
         "type": "sync",
-        "rows": [chat_row(row) for row in rows],
+        "rows": _chat_rows(rows),
         "has_more": has_more,
         "runs": _runs_of(rows),
         "run": run_summary(run) if run else None,

@@ -42,7 +42,6 @@ from agents.sockets import (
     CLOSE_UNAUTHENTICATED,
     SERVER_FAULT,
     SocketFrame,
-    accepted_frame,
     error_detail,
     socket_agent,
 )
@@ -218,11 +217,11 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(frame, ResumeFrame):
             return chat.chat_sync(agent=agent, after_seq=frame.after_seq)
         if isinstance(frame, CancelFrame):
-            return accepted_frame(frame.type, chat.chat_cancel(agent=agent))
+            return chat.chat_accepted(request=frame.type, agent=agent, runs=chat.chat_cancel(agent=agent))
         run: Run
         if isinstance(frame, SendFrame):
             run = chat.chat_send(agent=agent, user=user, text=frame.text, otid=frame.otid)
-            return accepted_frame(frame.type, [run]) | {"otid": frame.otid}
+            return chat.chat_accepted(request=frame.type, agent=agent, runs=[run]) | {"otid": frame.otid}
         if isinstance(frame, ApproveFrame):
             run = chat.chat_approve(agent=agent, user=user, approvals=frame.approvals)
         elif isinstance(frame, ContinueFrame):
@@ -231,7 +230,7 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
             run = chat.chat_regenerate(agent=agent, user=user)
         else:
             run = chat.chat_retry(agent=agent, user=user)
-        return accepted_frame(frame.type, [run])
+        return chat.chat_accepted(request=frame.type, agent=agent, runs=[run])
 
     async def _error(self, detail: str, *, request: str | None = None) -> None:
         await self.send_json({"type": "error", "detail": detail, "request": request})

@@ -1,9 +1,10 @@
-"""The agent's context window: an overview for the API, and resetting it."""
+"""The agent's context window: an overview for the API, the chat's context meter, and resetting it."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -19,7 +20,16 @@ from agents.services import login_message_text
 from agents.wire.messages import letta_timestamp
 
 if TYPE_CHECKING:
-    from agents.llm.base import Turn
+    from agents.engine.store import MessageSnapshot
+    from agents.llm.base import LLMRequest, Turn
+
+
+class ContextMeter(TypedDict):
+    """The chat's context meter: tokens the next model call would carry, of the window's ``max``."""
+
+    current: int
+    max: int
+    estimated: bool
 
 
 def _turn_text(turn: Turn) -> str:
@@ -35,12 +45,25 @@ def system_prompt(*, agent: Agent) -> str:
     return build_request([m.snapshot() for m in rows], tool_specs(agent), model_settings(agent), memory=memory).system
 
 
-def context_overview(*, agent: Agent) -> dict[str, Any]:
-    """Letta's ``ContextWindowOverview`` of what the next model call would carry, section by section.
+@dataclass(frozen=True)
+class _NextCall:
+    """The next model call of an agent, and its pessimistic token counts by section."""
 
-    Token counts are the same pessimistic estimates the compaction rule uses (about three
-    characters a token), so ``context_window_size_current`` errs high; they are marked estimated.
-    """
+    rows: list[Message]
+    snapshots: list[MessageSnapshot]
+    request: LLMRequest
+    functions: list[dict[str, Any]]
+    memory: str
+    tokens_system: int
+    tokens_functions: int
+    tokens_messages: int
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_system + self.tokens_functions + self.tokens_messages
+
+
+def _next_call(agent: Agent) -> _NextCall:
     rows = list(Message.objects.in_context(agent))
     snapshots = [m.snapshot() for m in rows]
     specs = tool_specs(agent)
@@ -50,14 +73,39 @@ def context_overview(*, agent: Agent) -> dict[str, Any]:
         {"function": {"name": t.name, "description": t.description, "parameters": t.parameters}, "type": "function"}
         for t in tool_schemas(specs)
     ]
+    return _NextCall(
+        rows=rows,
+        snapshots=snapshots,
+        request=request,
+        functions=functions,
+        memory=memory,
+        tokens_system=estimate_tokens(request.system, pessimistic=True),
+        tokens_functions=estimate_tokens(json.dumps(functions), pessimistic=True),
+        tokens_messages=sum(estimate_tokens(_turn_text(t), pessimistic=True) for t in request.turns),
+    )
+
+
+def context_meter(*, agent: Agent) -> ContextMeter:
+    """The chat's context meter of ``agent`` (``context_overview``'s totals). A page reads it when it
+    opens; ``agents.broadcast`` has it computed once when a run ends and sends it to every tab."""
+    return {"current": _next_call(agent).tokens, "max": agent.context_window, "estimated": True}
+
+
+def context_overview(*, agent: Agent) -> dict[str, Any]:
+    """Letta's ``ContextWindowOverview`` of what the next model call would carry, section by section.
+
+    Token counts are the same pessimistic estimates the compaction rule uses (about three
+    characters a token), so ``context_window_size_current`` errs high; they are marked estimated.
+    """
+    call = _next_call(agent)
+    rows, snapshots, request, functions, memory = call.rows, call.snapshots, call.request, call.functions, call.memory
     summary_row = next((row for row in snapshots if is_summary(row)), None)
     summary = summary_of(summary_row) if summary_row else None
-    num_tokens_system = estimate_tokens(request.system, pessimistic=True)
-    num_tokens_functions = estimate_tokens(json.dumps(functions), pessimistic=True)
-    num_tokens_messages = sum(estimate_tokens(_turn_text(t), pessimistic=True) for t in request.turns)
+    num_tokens_system, num_tokens_functions = call.tokens_system, call.tokens_functions
+    num_tokens_messages = call.tokens_messages
     return {
         "context_window_size_max": agent.context_window,
-        "context_window_size_current": num_tokens_system + num_tokens_functions + num_tokens_messages,
+        "context_window_size_current": call.tokens,
         "num_messages": len(rows),
         "num_archival_memory": Passage.objects.filter(agent=agent).count(),
         "num_recall_memory": Message.objects.filter(agent=agent).exclude(role=MessageRole.SYSTEM).count(),

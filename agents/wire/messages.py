@@ -409,6 +409,11 @@ def letta_messages(rows: Iterable[Any]) -> list[LettaMessage]:
     return [message for row in rows for message in letta_messages_for_row(row)]
 
 
+def row_text(row: Any) -> str:
+    """The text parts of a row, joined."""
+    return _text_of(row.content or [])
+
+
 def row_kind(row: Any) -> str:
     """``login_notice`` for the login message that opens a conversation (Letta's ``{"type": "login"}``
     user row), ``summary`` for a compaction's summary, ``message`` for every other row."""
@@ -434,32 +439,8 @@ def compaction_messages(row: Any) -> list[dict[str, Any]]:
         message_header(row, "event_message", part_otid(row.id, 0))
         | {"event_type": "compaction", "event_data": stats or {}},
         message_header(row, "summary_message", part_otid(row.id, 1))
-        | {"summary": summary_from_text(_text_of(row.content or [])), "compaction_stats": stats},
+        | {"summary": summary_from_text(row_text(row)), "compaction_stats": stats},
     ]
-
-
-def chat_row(row: Any) -> dict[str, Any]:
-    """A row as the browser chat receives it, in history pages, syncs and live events alike.
-
-    Besides Letta's messages, the row says when it was stored (``created_at``), who sent a
-    user or approval row (``sender``: ``{"user": email}`` or ``{"api_key": prefix}``, as the
-    engine recorded it, else ``null``) and, for an assistant row whose reasoning streamed,
-    how long the model reasoned (``reasoning_ms``, else ``null``).
-    """
-    metadata = row.metadata or {}
-    reasoning_ms = metadata.get("reasoning_ms")
-    return {
-        "row": {
-            "id": public_id("message", row.id),
-            "seq": row.seq,
-            "role": row.role,
-            "kind": row_kind(row),
-            "created_at": letta_timestamp(getattr(row, "created_at", None)),
-            "sender": metadata.get("sender") or None,
-            "reasoning_ms": reasoning_ms if isinstance(reasoning_ms, int) else None,
-        },
-        "messages": letta_messages_for_row(row),
-    }
 
 
 def approval_request(row: Any) -> dict[str, Any] | None:

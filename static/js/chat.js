@@ -6,6 +6,11 @@
 // twice replaces itself, never doubles); each run's payloads are applied once, in
 // order: seq <= the last one seen is ignored, and a gap triggers another resume.
 // Payloads without a seq ("memory_updated") are state, not run events: applied at once.
+//
+// The server decides, the page renders: each run comes as the chat shows it (active or not,
+// the banner of its end: agents.wire.chat.chat_run), rows carry their memory-edit notes and
+// summaries, and pages, syncs, accepted frames and run ends carry the approval request still
+// waiting ("pending_approval", null while a run works on it).
 
 import { ChatApprovals } from "./chat/approval.js";
 import { keepOneTabStop } from "./chat/keys.js";
@@ -60,7 +65,7 @@ const memory = new MemoryPanel({
 const CLOSE_FOR_GOOD = new Set([4401, 4403, 4404]);
 
 const state = {
-  runs: new Map(), // run id -> {lastSeq, state: {id, status, stop_reason, error, usage, active}}
+  runs: new Map(), // run id -> {lastSeq, state: the run as the server gave it (agents.wire.chat.chat_run)}
   latestRun: null,
   pendingApproval: null, // the server's approval_request_message waiting for a person, or null
   hasMore: false,
@@ -81,33 +86,33 @@ const STARTS_RUN = new Set(["send", "regenerate", "retry", "continue", "approve"
 
 // --- runs ----------------------------------------------------------------------------------------
 
-function rememberRun(runState) {
-  const known = state.runs.get(runState.id) ?? { lastSeq: null, state: null };
-  known.state = runState;
-  state.runs.set(runState.id, known);
+/** A run as the server gave it. An ended run stays ended: a later answer about it (an accepted frame) does not revive it. */
+function learnRun(run) {
+  const known = state.runs.get(run.id) ?? { lastSeq: null, state: null };
+  if (!known.state || known.state.active) known.state = run;
+  state.runs.set(run.id, known);
+  if (state.latestRun?.id === run.id) state.latestRun = known.state;
   return known.state;
 }
 
-function rememberRuns(runs) {
-  for (const [id, runState] of Object.entries(runs ?? {})) rememberRun({ ...runState, id });
+function learnRuns(runs) {
+  Object.values(runs ?? {}).forEach(learnRun);
+}
+
+/** A run this tab hears from before the server said anything of it (asked for elsewhere): working until its end arrives. */
+function heardRun(runId) {
+  return { id: runId, active: true, banner: null, usage: null };
 }
 
 function placeUsages(runIds) {
   for (const runId of runIds) transcript.placeUsage(runId, state.runs.get(runId)?.state);
 }
 
-function finishedRun(payload) {
-  return { id: payload.run_id, status: payload.status, stop_reason: payload.stop_reason, error: payload.error, usage: { ...payload.usage }, active: false };
-}
-
 // --- applying what the server sends ----------------------------------------------------------------
 
 /** State that is not part of a run (no seq): the latest value wins, nothing to order. */
 function applyState(payload) {
-  if (payload.type === "memory_updated") {
-    memory.apply(payload);
-    transcript.keepBottom(() => transcript.markMemoryUpdate(payload.message_id, payload.block.label));
-  }
+  if (payload.type === "memory_updated") memory.apply(payload);
 }
 
 function applyPayload(payload) {
@@ -119,19 +124,19 @@ function applyPayload(payload) {
   known.lastSeq = payload.seq;
 
   if (payload.type !== "message" || payload.row.role === "assistant") state.awaitingToken = false; // a token, an answer or the end
+  if ("pending_approval" in payload) state.pendingApproval = payload.pending_approval;
   if (payload.type === "run_finished") {
-    known.state = finishedRun(payload);
+    known.state = payload.run;
     state.latestRun = known.state;
-    state.pendingApproval = payload.pending_approval;
-    transcript.finishPreviews(payload.stop_reason);
+    transcript.finishPreviews(payload.run.unsaved_note);
     if (state.noteAfterDecision && !payload.pending_approval) {
       state.noteAfterDecision = false;
-      if (payload.status === "completed") queueMicrotask(submitMessage);
+      if (payload.run.status === "completed") queueMicrotask(submitMessage);
     }
     placeUsages([payload.run_id]);
-    memory.refresh(); // the context meter, and blocks a tool created or removed
+    if (payload.memory) memory.load(payload); // the blocks and the context meter as the run left them
   } else {
-    if (!known.state?.active) known.state = { id: payload.run_id, status: "running", stop_reason: null, error: null, usage: null, active: true };
+    known.state ??= heardRun(payload.run_id);
     if (!state.latestRun?.active || state.latestRun.id === payload.run_id) state.latestRun = known.state;
     transcript.keepBottom(() => {
       if (payload.type === "message") transcript.upsertRow({ row: payload.row, messages: payload.messages });
@@ -143,10 +148,10 @@ function applyPayload(payload) {
 }
 
 function applySync(sync) {
-  rememberRuns(sync.runs);
+  learnRuns(sync.runs);
   transcript.learnCalls(sync.rows);
   transcript.keepBottom(() => sync.rows.forEach((entry) => transcript.upsertRow(entry)));
-  if (sync.run) state.latestRun = rememberRun(sync.run);
+  if (sync.run) state.latestRun = learnRun(sync.run);
   if (!state.latestRun?.active && state.waiting === null) state.awaitingToken = false;
   state.pendingApproval = sync.pending_approval;
   placeUsages(Object.keys(sync.runs ?? {}));
@@ -169,19 +174,20 @@ function resync() {
 
 // --- controls ---------------------------------------------------------------------------------------
 
-function showBanner(text, { kind = "error", retry = false, cont = false } = {}) {
+/** A banner: the server's for a run's end ({kind, text, action}), or an error notice of the page's own. */
+function showBanner({ kind = "error", text, action = null }) {
   ui.banner.hidden = state.dismissed === text;
   ui.banner.dataset.kind = kind;
   ui.banner.setAttribute("role", kind === "error" ? "alert" : "status");
   ui.bannerText.textContent = text;
-  ui.retry.hidden = !retry;
-  ui.continue.hidden = !cont;
+  ui.retry.hidden = action !== "retry";
+  ui.continue.hidden = action !== "continue";
 }
 
 function updateControls() {
   const run = state.latestRun;
   const active = Boolean(run?.active);
-  const request = active ? null : state.pendingApproval;
+  const request = state.pendingApproval;
   const pending = request ? (request.tool_calls ?? [request.tool_call]) : [];
   const waiting = state.waiting !== null;
   const sending = transcript.pendingSends.size > 0;
@@ -192,10 +198,8 @@ function updateControls() {
   ui.send.disabled = active || waiting;
   ui.hint.textContent = active ? "The agent is working. Stop it to send something else." : pending.length ? "Answering sends your message after the decision." : "";
 
-  if (state.notice) showBanner(state.notice);
-  else if (!active && run?.status === "failed") showBanner(`The run failed: ${run.error || run.stop_reason || "unknown error"}`, { retry: true });
-  else if (!active && run?.stop_reason === "max_steps") showBanner("The agent reached its step limit for this turn.", { kind: "info", cont: true });
-  else if (!active && run?.stop_reason === "cancelled") showBanner("Stopped.", { kind: "info" });
+  if (state.notice) showBanner({ text: state.notice });
+  else if (run?.banner) showBanner(run.banner);
   else ui.banner.hidden = true;
   ui.retry.disabled = ui.continue.disabled = waiting;
 
@@ -231,10 +235,9 @@ function request(frame) {
 function onAccepted(reply) {
   state.waiting = null;
   if (reply.request === "approve") approval.setBusy(false);
-  const runId = reply.run_ids?.[0];
-  if (runId && reply.request !== "cancel") {
-    state.latestRun = rememberRun({ id: runId, status: "queued", stop_reason: null, error: null, usage: null, active: true });
-  }
+  const [run] = Object.values(reply.runs ?? {}).map(learnRun);
+  if (run && reply.request !== "cancel") state.latestRun = run;
+  if ("pending_approval" in reply) state.pendingApproval = reply.pending_approval;
   updateControls();
 }
 
@@ -305,7 +308,7 @@ async function loadPage(before) {
 }
 
 function applyPage(page) {
-  rememberRuns(page.runs);
+  learnRuns(page.runs);
   transcript.learnCalls(page.rows);
   page.rows.forEach((entry) => transcript.upsertRow(entry));
   transcript.rerenderUnresolved();
@@ -383,7 +386,7 @@ async function start() {
     const page = await loadPage(null);
     applyPage(page);
     memory.load(page);
-    if (page.run) state.latestRun = rememberRun(page.run);
+    if (page.run) state.latestRun = learnRun(page.run);
     // A run still starting when the page opened: typing until its first token arrives.
     state.awaitingToken = Boolean(page.run?.active) && page.rows.at(-1)?.row.role !== "assistant";
     state.pendingApproval = page.pending_approval;

@@ -78,6 +78,8 @@ def test_the_demo_model_remembers_something_and_the_panel_and_the_transcript_sho
     agent_id = chat_server.new_agent("rememberer", tools=(), memory_blocks=BLOCKS)
     open_chat(page, chat_server, agent_id)
     meter_before = page.locator("#context-text").inner_text()
+    panel_fetches: list[str] = []
+    page.on("request", lambda request: "/memory/" in request.url and panel_fetches.append(request.url))
 
     send(page, "call memory_insert with label=human new_str='Likes green tea.'")
     wait_idle(page)
@@ -85,6 +87,7 @@ def test_the_demo_model_remembers_something_and_the_panel_and_the_transcript_sho
     expect(memory_block(page, "human").locator(".memory-value")).to_have_text("Name: Alice\nLikes green tea.")
     expect(page.locator("article.role-tool .memory-note")).to_have_text("Memory updated: human")
     expect(page.locator("#context-text")).not_to_have_text(meter_before)  # refreshed when the run ended
+    assert panel_fetches == []  # the run's end carried the blocks and the meter: no tab asks for them
     page.reload()
     expect(page.locator("#connection")).to_have_text("Live")
     expect(page.locator("article.role-tool .memory-note")).to_have_text("Memory updated: human")

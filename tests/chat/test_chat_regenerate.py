@@ -10,6 +10,7 @@ from agents.chat import actions as chat
 from agents.engine.completion import StepOutput
 from agents.llm.base import ReasoningDelta, TextDelta
 from agents.models import Message, MessageRole, Run, RunStatus
+from tests.chat.test_chat_runs import queued_run
 from tests.chat.test_consumer import pending_approval_rows
 from tests.factories import RunFactory
 from tests.support.sockets import finished, frames_until, open_chat
@@ -35,7 +36,13 @@ async def test_regenerate_starts_a_new_run_of_the_last_input_and_keeps_the_earli
     frames = await frames_until(communicator, finished)
 
     runs = await database_sync_to_async(lambda: list(Run.objects.filter(agent=agent).order_by("created_at")))()
-    assert frames[0] == {"type": "accepted", "request": "regenerate", "run_ids": [runs[1].public_id]}
+    assert frames[0] == {
+        "type": "accepted",
+        "request": "regenerate",
+        "run_ids": [runs[1].public_id],
+        "runs": {runs[1].public_id: queued_run(runs[1].public_id)},
+        "pending_approval": None,
+    }
     assert frames[-1]["stop_reason"] == "end_turn"
     assert runs[1].created_by_id == cast.alice.pk and runs[1].status == RunStatus.COMPLETED
     rows = await database_sync_to_async(texts_by_role)(agent)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -31,6 +32,21 @@ ROLL_DICE = """def roll_dice(num_sides: int) -> str:
     \"\"\"
     return str(num_sides)
 """
+
+
+def queued_run(run_id: str) -> dict[str, Any]:
+    """A run just accepted, as the chat shows it (``agents.wire.chat.chat_run``)."""
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "step_count": 0, "estimated": False}
+    return {
+        "id": run_id,
+        "status": "queued",
+        "stop_reason": None,
+        "error": None,
+        "usage": usage,
+        "active": True,
+        "banner": None,
+        "unsaved_note": None,
+    }
 
 
 def source_tool(organization, source: str, *, gated: bool = False):
@@ -98,7 +114,14 @@ async def test_a_sent_message_streams_a_turn_that_every_tab_of_the_agent_receive
     events = frames[1:]
     streamed = "".join(f["text"] for f in events if f["type"] == "text_delta")
     assistant = await database_sync_to_async(Message.objects.get)(agent=agent, role="assistant")
-    assert accepted == {"type": "accepted", "request": "send", "run_ids": [run.public_id], "otid": "otid-1"}
+    assert accepted == {
+        "type": "accepted",
+        "request": "send",
+        "run_ids": [run.public_id],
+        "otid": "otid-1",
+        "runs": {run.public_id: queued_run(run.public_id)},
+        "pending_approval": None,
+    }
     assert seen_by_bob == events
     assert [f["seq"] for f in events] == sorted({f["seq"] for f in events})
     assert events[0]["type"] == "message"
@@ -269,7 +292,13 @@ async def test_stop_cancels_a_streaming_run_on_the_server(chat_app, settings, ca
 
     run = await database_sync_to_async(Run.objects.get)()
     assert frames[-1]["stop_reason"] == "cancelled"
-    assert {"type": "accepted", "request": "cancel", "run_ids": [run.public_id]} in frames
+    [accepted] = [f for f in frames if f["type"] == "accepted"]
+    assert {key: accepted[key] for key in ("request", "run_ids", "pending_approval")} == {
+        "request": "cancel",
+        "run_ids": [run.public_id],
+        "pending_approval": None,
+    }
+    assert list(accepted["runs"]) == [run.public_id]  # asked to stop: still running, or cancelled already
     assert run.status == RunStatus.CANCELLED
     assert run.cancel_requested_at is not None
     assert not await database_sync_to_async(Message.objects.filter(agent=agent, role="assistant").exists)()

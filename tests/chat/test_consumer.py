@@ -201,7 +201,15 @@ async def test_cancel_ends_a_run_that_has_not_started_and_tells_every_tab(chat_a
     await database_sync_to_async(run.refresh_from_db)()
     assert run.status == RunStatus.CANCELLED
     assert run.cancel_requested_at is not None
-    assert {"type": "accepted", "request": "cancel", "run_ids": [run.public_id]} in frames
+    [accepted] = [f for f in frames if f["type"] == "accepted"]
+    assert accepted == {
+        "type": "accepted",
+        "request": "cancel",
+        "run_ids": [run.public_id],
+        "runs": {run.public_id: accepted["runs"][run.public_id] | {"status": "cancelled", "active": False}},
+        "pending_approval": None,
+    }
+    assert accepted["runs"][run.public_id]["banner"] == {"kind": "info", "text": "Stopped.", "action": None}
     assert frames[-1]["run_id"] == run.public_id
     assert frames[-1]["stop_reason"] == "cancelled"
     assert seen_by_other_tab == frames[-1]

@@ -72,7 +72,15 @@ async def test_a_worker_runs_the_turn_and_publishes_its_events_to_the_agent_grou
     assert [e["seq"] for e in events] == sorted({e["seq"] for e in events})
     assert any(e["type"] == "text_delta" for e in events)
     assert [p for p in published if p["run_id"] == run_id] == events
-    assert latest_run(session, agent_id) == {**events_run(events), "id": run_id, "status": "completed", "active": False}
+    assert latest_run(session, agent_id) == {
+        **events_run(events),
+        "id": run_id,
+        "status": "completed",
+        "active": False,
+        "banner": None,
+        "unsaved_note": None,
+    }
+    assert events[-1]["run"] == latest_run(session, agent_id)  # the run's end says what the history says
     rows = chat.history(session, agent_id)
     assert [[m["message_type"] for m in r["messages"]] for r in rows[-4:]] == [
         ["user_message"],

@@ -1,7 +1,7 @@
 // The memory panel beside the chat: the agent's core memory blocks, each editable in place
 // (unless read-only), and a context meter. It starts from the history's first page, applies
-// "memory_updated" payloads as they come (state, not run events: no seq), and refreshes
-// after each run ends. Values go in through textContent and textarea.value only.
+// "memory_updated" payloads as they come (state, not run events: no seq), and takes the blocks
+// and the meter each "run_finished" carries. Values go in through textContent and textarea.value only.
 
 import { h } from "./dom.js";
 
@@ -21,7 +21,6 @@ export class MemoryPanel {
     this.memoryUrl = memoryUrl;
     this.csrfToken = csrfToken;
     this.blocks = new Map(); // block id -> {block, element, editing}
-    this.refreshing = null;
     toggle?.addEventListener("click", () => this.setOpen(toggle.getAttribute("aria-expanded") !== "true"));
     const close = () => {
       this.setOpen(false);
@@ -40,7 +39,7 @@ export class MemoryPanel {
     if (open) this.root.querySelector("h2")?.focus();
   }
 
-  /** The state a page or the memory endpoint gives: {memory: [block...], context: {current, max}}. */
+  /** The state a page or a run's end gives: {memory: [block...], context: {current, max, estimated}}. */
   load(state) {
     if (state.context) this.setContext(state.context);
     if (!state.memory) return;
@@ -58,19 +57,6 @@ export class MemoryPanel {
     const order = state.memory.map((block) => this.blocks.get(block.id)?.element).filter(Boolean);
     this.list.replaceChildren(...order);
     this.list.dataset.empty = String(order.length === 0);
-  }
-
-  async refresh() {
-    if (this.refreshing) return this.refreshing;
-    this.refreshing = (async () => {
-      try {
-        const response = await fetch(this.memoryUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
-        if (response.ok) this.load(await response.json());
-      } finally {
-        this.refreshing = null;
-      }
-    })();
-    return this.refreshing;
   }
 
   /** A "memory_updated" payload: the block as it is now. */

@@ -18,39 +18,19 @@ const STATUS_TEXT = {
   error: "Error",
 };
 
-/** A compaction: older messages left the model's context; they stay here, and the summary is one click away. */
-function summaryNotice(message) {
-  let summary = message.content;
-  try {
-    summary = JSON.parse(message.content).message.split("\n").slice(2).join("\n");
-  } catch {
-    // Not Letta's system alert: show the text as stored.
-  }
+/** A compaction: older messages left the model's context; they stay here, and the summary (the row's `summary`) is one click away. */
+function summaryNotice(entry, message) {
   return h(
     "details",
     { className: "notice summary muted" },
     h("summary", { text: "Earlier messages were summarized" }),
-    h("p", { className: "summary-text", text: summary }),
+    h("p", { className: "summary-text", text: entry.row.summary ?? message.content }),
   );
 }
 
-// Built-in tools that edit core memory; a successful call shows "Memory updated: <label>" at its tool row.
-const MEMORY_TOOLS = new Set(["memory", "memory_insert", "memory_replace", "memory_rethink", "core_memory_append", "core_memory_replace"]);
-
-/** The label a memory tool's call edits (its `label`, or the `memory` tool's `/memories/<label>` path). */
-function memoryLabel(call) {
-  let args = call.arguments;
-  try {
-    if (typeof args === "string") args = JSON.parse(args);
-  } catch {
-    return null;
-  }
-  const label = args?.label ?? args?.new_path ?? args?.path;
-  return label ? String(label).replace(/^\/memories\//, "").replace(/\/+$/, "") : null;
-}
-
-function memoryNote(label) {
-  return h("p", { className: "notice muted memory-note", dataset: { label }, text: `Memory updated: ${label}` });
+/** A memory edit a tool row's call made (the row's `memory_edits`: {label, note}). */
+function memoryNote(edit) {
+  return h("p", { className: "notice muted memory-note", dataset: { label: edit.label }, text: edit.note });
 }
 
 function usageText(usage) {
@@ -223,7 +203,7 @@ export class Transcript {
     switch (message.message_type) {
       case "user_message": {
         if (entry.row.kind === "login_notice") return null; // the page has one start marker: #history-start
-        if (entry.row.kind === "summary") return summaryNotice(message);
+        if (entry.row.kind === "summary") return summaryNotice(entry, message);
         return h("div", { className: "bubble user", text: userText(message) });
       }
       case "reasoning_message": {
@@ -245,15 +225,12 @@ export class Transcript {
         return box;
       }
       case "tool_return_message": {
-        const notes = [];
         for (const item of message.tool_returns ?? []) {
           this.results.set(item.tool_call_id, item);
           this.cards.get(item.tool_call_id)?.setResult(item);
-          const call = this.calls.get(item.tool_call_id);
-          const label = item.status === "success" && MEMORY_TOOLS.has(call?.name) ? memoryLabel(call) : null;
-          if (label && !notes.some((note) => note.dataset.label === label)) notes.push(memoryNote(label));
         }
-        return notes.length ? h("div", { className: "memory-notes" }, ...notes) : null;
+        const edits = entry.row.memory_edits ?? [];
+        return edits.length ? h("div", { className: "memory-notes" }, ...edits.map(memoryNote)) : null;
       }
       case "approval_response_message":
         return this.renderDecisions(message, entry);
@@ -437,15 +414,6 @@ export class Transcript {
     last.append(usage);
   }
 
-  /** A "memory_updated" that names its tool row: the row shows the note (once per label). */
-  markMemoryUpdate(messageId, label) {
-    if (!messageId) return; // a tool's note comes with its tool row; edits by a person or the API have no row
-    const row = this.rowsBox.querySelector(`article[data-id="${CSS.escape(messageId)}"]`);
-    if (!row || row.querySelector(`.memory-note[data-label="${CSS.escape(label)}"]`)) return;
-    row.hidden = false;
-    row.append(memoryNote(label));
-  }
-
   // --- what is not stored yet ----------------------------------------------------------------
 
   addPendingSend(otid, text) {
@@ -534,14 +502,14 @@ export class Transcript {
     }
   }
 
-  /** The run ended: previews that never became rows stay as they were, marked when cut off. */
-  finishPreviews(stopReason) {
+  /** The run ended: previews that never became rows stay as they were, marked with the run's `unsaved_note` if it has one. */
+  finishPreviews(unsavedNote) {
     this.setTyping(false);
     for (const [messageId, p] of this.previews) {
       this.endThinking(p, messageId);
       p.element.classList.remove("streaming");
       p.element.removeAttribute("aria-busy");
-      if (stopReason === "cancelled") p.element.append(h("p", { className: "notice muted", text: "Stopped before this message was finished; it was not saved." }));
+      if (unsavedNote) p.element.append(h("p", { className: "notice muted", text: unsavedNote }));
     }
     this.previews.clear();
   }
