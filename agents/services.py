@@ -206,6 +206,12 @@ def _add_initial_rows(agent: Agent, sequence: Sequence[tuple[str, str]] | None =
 
 
 @transaction.atomic
+def _new_agent_handles(organization: Organization, model: str | None, embedding: str | None) -> tuple[str, str]:
+    """The model and embedding handles of a new agent (the server's defaults for what is not given), checked."""
+    handle = validate_model_handle(model or settings.DEFAULT_MODEL_HANDLE, organization=organization)
+    return handle, validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE, organization=organization)
+
+
 def agent_create(
     *,
     organization: Organization,
@@ -248,10 +254,7 @@ def agent_create(
     (existing, same organization); with neither, the default ``human`` and ``persona``.
     """
     config = dict(llm_config or {})
-    handle = validate_model_handle(
-        model or handle_from_llm_config(config) or settings.DEFAULT_MODEL_HANDLE, organization=organization
-    )
-    embedding_handle = validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE, organization=organization)
+    handle, embedding_handle = _new_agent_handles(organization, model or handle_from_llm_config(config), embedding)
     stored_rules, gated = _split_tool_rules(tool_rules)
     explicit = {
         "temperature": temperature,

@@ -15,7 +15,8 @@ from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.states import agent_state_of
 from agents.errors import ValidationFailed
-from agents.wire.resources import AgentState, Tool, tool_json
+from agents.wire.resources import AgentState
+from agents.wire.tools import Tool, tool_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

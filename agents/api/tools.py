@@ -17,7 +17,7 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters, errors
 from agents.errors import Conflict, InvalidArgument
-from agents.wire.resources import Tool, ToolSearchResult, tool_json, tool_search_result
+from agents.wire.tools import Tool, ToolSearchResult, tool_json, tool_search_result
 from tools import selectors as tool_selectors
 from tools import services as tool_services
 from tools.models import ToolKind

@@ -1,4 +1,4 @@
-"""Tools, agents, runs and steps as Letta's wire JSON (``Tool``, ``AgentState``, ``Run``, ``Step``).
+"""Agents, runs and steps as Letta's wire JSON (``AgentState``, ``Run``, ``Step``; tools: ``agents.wire.tools``).
 
 Like every projection of ``agents.wire``, these take the rows they show and run no
 queries: the caller reads the agent's blocks, attachments and in-context ids
@@ -15,6 +15,7 @@ from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE, split_handle
 from agents.models import LETTA_RUN_STATUS
 from agents.wire.memory import AGENT_TYPE, Block, Memory, blocks_json, memory_json
 from agents.wire.messages import ApprovalRequestMessage, approval_request
+from agents.wire.tools import Tool, tool_json
 from agents.wire.values import DateTime, StopReasonValue, letta_timestamp, public_id
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from agents.models import Run as RunRow
     from agents.models import Step as StepRow
     from tools.models import AgentTool
-    from tools.models import Tool as ToolRow
 
 _DEFAULT_ENDPOINTS = {
     "anthropic": "https://api.anthropic.com/v1",
@@ -34,72 +34,6 @@ _DEFAULT_ENDPOINTS = {
 
 StepStatusName = Literal["pending", "success", "failed", "cancelled"]
 RunStatusName = Literal["created", "running", "completed", "failed", "cancelled"]
-
-# --- tools --------------------------------------------------------------------------------
-
-
-class Tool(TypedDict):
-    id: str
-    tool_type: str
-    description: str | None
-    source_type: str
-    name: str
-    tags: list[str]
-    source_code: str | None
-    json_schema: dict[str, Any] | None
-    args_json_schema: dict[str, Any] | None
-    return_char_limit: int
-    pip_requirements: list[dict[str, Any]] | None
-    npm_requirements: list[dict[str, Any]] | None
-    default_requires_approval: bool
-    enable_parallel_execution: bool
-    created_by_id: str | None
-    last_updated_by_id: str | None
-    metadata_: dict[str, Any]
-
-
-def tool_json(tool: ToolRow) -> Tool:
-    """Letta's ``Tool``."""
-    return {
-        "id": tool.public_id,
-        "tool_type": tool.tool_type,
-        "description": tool.description or None,
-        "source_type": tool.source_type,
-        "name": tool.name,
-        "tags": list(tool.tags or []),
-        "source_code": tool.source_code or None,
-        "json_schema": tool.json_schema or None,
-        "args_json_schema": tool.args_json_schema,
-        "return_char_limit": tool.return_char_limit,
-        "pip_requirements": None,
-        "npm_requirements": None,
-        "default_requires_approval": tool.default_requires_approval,
-        "enable_parallel_execution": tool.enable_parallel_execution,
-        "created_by_id": None,
-        "last_updated_by_id": None,
-        "metadata_": dict(tool.metadata or {}),
-    }
-
-
-class ToolSearchResult(TypedDict):
-    """An item of ``POST /v1/tools/search`` (Letta's; we keep no tool embeddings, so no vector rank)."""
-
-    tool: Tool
-    embedded_text: str | None
-    fts_rank: int | None
-    vector_rank: int | None
-    combined_score: float
-
-
-def tool_search_result(tool: ToolRow, *, fts_rank: int | None, score: float) -> ToolSearchResult:
-    return {
-        "tool": tool_json(tool),
-        "embedded_text": None,
-        "fts_rank": fts_rank,
-        "vector_rank": None,
-        "combined_score": score,
-    }
-
 
 # --- agents -------------------------------------------------------------------------------
 

@@ -14,8 +14,9 @@ from agents.memory.selectors import agent_blocks
 from agents.models import Agent, Run, RunStatus, Step, StepStatus
 from agents.selectors import agent_tool_rows
 from agents.wire.messages import letta_messages_for_row, part_otid
-from agents.wire.resources import AgentState, agent_state, run_json, step_json, tool_json
+from agents.wire.resources import AgentState, agent_state, run_json, step_json
 from agents.wire.stream import StreamEncoder, output_row
+from agents.wire.tools import tool_json
 from tests.conftest import Cast
 from tests.factories import AgentFactory, AgentToolFactory, MessageFactory, RunFactory, ToolFactory
 from tests.wire.conftest import captured_messages, captured_response
