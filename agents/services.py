@@ -205,13 +205,13 @@ def _add_initial_rows(agent: Agent, sequence: Sequence[tuple[str, str]] | None =
     )
 
 
-@transaction.atomic
 def _new_agent_handles(organization: Organization, model: str | None, embedding: str | None) -> tuple[str, str]:
     """The model and embedding handles of a new agent (the server's defaults for what is not given), checked."""
     handle = validate_model_handle(model or settings.DEFAULT_MODEL_HANDLE, organization=organization)
     return handle, validate_embedding_handle(embedding or DEFAULT_EMBEDDING_HANDLE, organization=organization)
 
 
+@transaction.atomic
 def agent_create(
     *,
     organization: Organization,
