@@ -366,6 +366,10 @@ SPECTACULAR_SETTINGS = {
         "ToolReturnTypeEnum": ["tool_return"],
         "ToolTypeEnum": ["tool"],
         "ToolReturnStatusEnum": ["success", "error"],
+        # A provider's type (``/v1/providers``) and the types ``model_settings`` takes are two sets.
+        "ProviderTypeEnum": "providers.types.ProviderType",
+        "ModelSettingsProviderTypeEnum": "agents.llm.agent_settings.MODEL_SETTINGS_PROVIDER_TYPES",
+        "LettaProviderTypeEnum": "agents.api.models.LETTA_PROVIDER_TYPES",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -41,7 +41,7 @@ class ProviderOutput(serializers.Serializer):
 
     id = serializers.CharField()
     name = serializers.CharField()
-    provider_type = serializers.ChoiceField(choices=ProviderType.values)
+    provider_type = serializers.ChoiceField(choices=ProviderType.choices)
     provider_category = serializers.ChoiceField(choices=ProviderCategory.values)
     api_key = serializers.CharField(allow_null=True, help_text="Always null: the key is never shown.")
     base_url = serializers.CharField(allow_null=True)
@@ -71,7 +71,7 @@ class CheckFailedOutput(serializers.Serializer):
 
 class ProviderCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=100)
-    provider_type = serializers.ChoiceField(choices=ProviderType.values)
+    provider_type = serializers.ChoiceField(choices=ProviderType.choices)
     api_key = _text(max_length=4000, help_text="Not needed by local servers (Ollama, vLLM, LM Studio).")
     access_key = _text(max_length=4000, help_text="Ignored (Bedrock only).")
     region = _text(max_length=60)
@@ -88,7 +88,7 @@ class ProviderUpdateInput(serializers.Serializer):
 
 
 class ProviderCheckInput(serializers.Serializer):
-    provider_type = serializers.ChoiceField(choices=ProviderType.values)
+    provider_type = serializers.ChoiceField(choices=ProviderType.choices)
     api_key = _text(max_length=4000)
     access_key = _text(max_length=4000)
     region = _text(max_length=60)
