@@ -237,7 +237,7 @@ def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
 
     captured = captured_response(letta_capture, "POST", "/v1/agents/")
     assert list(state)[: len(captured)] == list(captured)
-    assert list(state)[len(captured) :] == ["model", "model_settings", "embedding", "pending_approval"]
+    assert list(state)[len(captured) :] == ["model", "model_settings", "compaction_settings", "embedding", "pending_approval"]
     assert state["model"] == "anthropic/claude-sonnet-4-5-20250929"
     assert state["model_settings"]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert list(state["llm_config"]) == list(captured["llm_config"])
