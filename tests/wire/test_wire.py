@@ -229,6 +229,7 @@ def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
         max_reasoning_tokens=1024,
         tags=["approval_test"],
         memory_blocks=[],  # as the captured agent was created
+        context_window=32000,  # the captured Letta 0.13 agent's window (0.16 would default to 128000)
     )
     gated = AgentToolFactory(agent=agent, tool__default_requires_approval=True, tool__name="get_secret_code_tool")
     AgentToolFactory(agent=agent, tool__name="roll_dice_tool")
@@ -237,7 +238,8 @@ def test_it_renders_an_agent_state_with_the_captured_keys_and_llm_config(
 
     captured = captured_response(letta_capture, "POST", "/v1/agents/")
     assert list(state)[: len(captured)] == list(captured)
-    assert list(state)[len(captured) :] == ["model", "model_settings", "compaction_settings", "embedding", "pending_approval"]
+    extra = ["model", "model_settings", "compaction_settings", "embedding", "pending_approval"]
+    assert list(state)[len(captured) :] == extra
     assert state["model"] == "anthropic/claude-sonnet-4-5-20250929"
     assert state["model_settings"]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert list(state["llm_config"]) == list(captured["llm_config"])
