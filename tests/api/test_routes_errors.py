@@ -20,7 +20,7 @@ NOT_ALLOWED = {"detail": "Method Not Allowed"}
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("get", "/v1/models/"),
+        ("get", "/v1/groups/"),
         ("get", "/v1/nope"),
         ("post", "/v1/conversations-that-do-not-exist/"),
         ("delete", "/v1/folders/folder-1/files/file-1"),
