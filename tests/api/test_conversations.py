@@ -154,6 +154,8 @@ def test_cancel_without_an_active_run_is_lettas_409(alice_api, agent, form):
     assert response.json() == {"detail": f"CONFLICT: No active runs to cancel for conversation {path_id}"}
 
 
+# Committed rows: the run stream reads the run from its own connection, which a test transaction hides.
+@pytest.mark.django_db(transaction=True)
 def test_stream_resumes_a_run_by_run_id_and_by_otid(alice_api, agent):
     inline = [c for c in sse(send(alice_api, agent, include_pings=False)) if c["message_type"] not in TRAILERS]
     run = Run.objects.get(agent=agent)
