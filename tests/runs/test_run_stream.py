@@ -153,3 +153,23 @@ def test_a_finished_run_streams_whole_messages_and_resumes_after_any_of_them(api
         after = whole[cut - 1]["seq_id"] if cut else 0
         resumed = [c for c in chunks(api, stream, {"starting_after": after}) if c["message_type"] not in TRAILERS]
         assert resumed == whole[cut:]
+
+
+@pytest.mark.parametrize("stream_tokens", [True, False], ids=["tokens", "whole"])
+def test_an_inline_stream_numbers_its_chunks_like_the_runs_stream_which_resumes_after_any_of_them(
+    api: httpx.Client, stream_tokens: bool
+):
+    agent_id = new_agent(api, DICE_SOURCE)
+    body = {"input": "call roll_dice with num_sides=6", "stream_tokens": stream_tokens}
+    inline = [
+        c for c in chunks(api, f"/v1/agents/{agent_id}/messages/stream", body) if c["message_type"] not in TRAILERS
+    ]
+    [run] = api.get("/v1/runs/", params={"agent_id": agent_id}).json()
+    run_stream = f"/v1/runs/{run['id']}/stream"
+
+    stored = chunks(api, run_stream, {})
+    assert seq_ids(inline) == sorted(set(seq_ids(inline)))
+    assert assemble(inline) == assemble(stored)
+    for cut, chunk in enumerate(inline):
+        resumed = chunks(api, run_stream, {"starting_after": chunk["seq_id"]})
+        assert assemble(inline[: cut + 1] + resumed) == assemble(stored), chunk
