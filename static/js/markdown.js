@@ -1,4 +1,4 @@
-// Markdown for model output, through maintained libraries (see static/js/lib/README).
+// Markdown for model output, through maintained libraries (see static/js/vendor/README).
 //
 // markdown-it parses with raw HTML disabled, so anything that looks like markup stays
 // text; DOMPurify then sanitizes what it produced before it becomes nodes. Links keep
@@ -8,8 +8,8 @@
 // `MarkdownStream` renders an answer while it streams: the blocks that are complete are
 // rendered once and kept; only the growing tail is rendered again, at most once a frame.
 
-import DOMPurify from "./lib/purify.es.js";
-import markdownit from "./lib/markdown-it.min.js";
+import DOMPurify from "./vendor/purify.es.js";
+import markdownit from "./vendor/markdown-it.min.js";
 
 const SAFE_URL = /^(https?:|mailto:)/i;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;

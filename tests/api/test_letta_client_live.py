@@ -9,6 +9,8 @@ import pytest
 from letta_client import Letta
 from letta_client.core.api_error import ApiError
 
+from tests.seed_tools import get_secret_code_tool, roll_dice_tool
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -18,30 +20,6 @@ if TYPE_CHECKING:
 
 
 pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
-
-
-def get_secret_code_tool(input_text: str) -> str:
-    """
-    A tool that returns the secret code based on the input. This tool requires approval before execution.
-    Args:
-        input_text (str): The input text to process.
-    Returns:
-        str: The secret code based on the input text.
-    """
-    return str(abs(hash(input_text)))
-
-
-def roll_dice_tool(num_sides: int) -> str:
-    """
-    A tool that returns a random number between 1 and num_sides.
-    Args:
-        num_sides (int): The number of sides on the die.
-    Returns:
-        str: The random number between 1 and num_sides.
-    """
-    import random
-
-    return str(random.randint(1, num_sides))
 
 
 @pytest.fixture(scope="module")

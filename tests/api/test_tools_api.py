@@ -10,20 +10,10 @@ from rest_framework.test import APIClient
 
 from tests.conftest import Cast
 from tests.factories import AgentToolFactory, ToolFactory
+from tests.seed_tools import GET_SECRET_CODE_SOURCE as SECRET_SOURCE
 from tools.models import AgentTool, Tool
 
 pytestmark = pytest.mark.django_db
-
-SECRET_SOURCE = '''def get_secret_code_tool(input_text: str) -> str:
-    """
-    A tool that returns the secret code based on the input. This tool requires approval before execution.
-    Args:
-        input_text (str): The input text to process.
-    Returns:
-        str: The secret code based on the input text.
-    """
-    return str(abs(hash(input_text)))
-'''
 
 
 def shout(text: str) -> str:

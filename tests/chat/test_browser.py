@@ -7,6 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support.chat_page import history, open_chat, send, wait_idle
 from tests.support.live_chat import DEMO_EMAIL, DEMO_PASSWORD, ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
@@ -25,27 +26,6 @@ SHOUT = '''def shout(text: str) -> str:
     """
     return text.upper()
 '''
-
-
-def open_chat(page: Page, chat_server: ChatServer, agent_id: str) -> None:
-    page.goto(f"{chat_server.url}/agents/{agent_id}/")
-    expect(page.locator("#connection")).to_have_text("Live")
-
-
-def send(page: Page, text: str) -> None:
-    box = page.get_by_role("textbox", name=re.compile("^Message to"))
-    box.fill(text)
-    box.press("Enter")
-
-
-def wait_idle(page: Page) -> None:
-    """Nothing in flight: no request unanswered, no run active, the tab in sync with the server."""
-    expect(page.locator("#chat")).to_have_attribute("data-busy", "false", timeout=30_000)
-    expect(page.locator(".row.streaming")).to_have_count(0)
-
-
-def history(page: Page, agent_id: str) -> dict:
-    return page.request.get(f"/agents/{agent_id}/history/").json()
 
 
 def last_reply(page: Page):

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import ARTIFACTS, serious_accessibility_violations
+from tests.support.chat_page import history, open_chat, send, wait_idle
 from tests.support.polling import poll
 
 if TYPE_CHECKING:
@@ -51,26 +52,6 @@ SECOND_AGENT = (
 def screenshot(page: Page, name: str, viewport: dict[str, int]) -> None:
     SCREENS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENS / f"{name}-{viewport['width']}x{viewport['height']}.png")
-
-
-def open_chat(page: Page, chat_server: ChatServer, agent_id: str) -> None:
-    page.goto(f"{chat_server.url}/agents/{agent_id}/")
-    expect(page.locator("#connection")).to_have_text("Live")
-
-
-def send(page: Page, text: str) -> None:
-    box = page.get_by_role("textbox", name=re.compile("^Message to"))
-    box.fill(text)
-    box.press("Enter")
-
-
-def wait_idle(page: Page) -> None:
-    expect(page.locator("#chat")).to_have_attribute("data-busy", "false", timeout=30_000)
-    expect(page.locator(".row.streaming")).to_have_count(0)
-
-
-def history(page: Page, agent_id: str) -> dict:
-    return page.request.get(f"/agents/{agent_id}/history/").json()
 
 
 def last_reply(page: Page) -> Locator:

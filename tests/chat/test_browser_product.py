@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import serious_accessibility_violations
+from tests.support.chat_page import open_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]
@@ -31,22 +32,6 @@ document.addEventListener("securitypolicyviolation", (event) => {
   window.cspViolations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber}`);
 });
 """
-
-
-def open_chat(page: Page, chat_server: ChatServer, agent_id: str) -> None:
-    page.goto(f"{chat_server.url}/agents/{agent_id}/")
-    expect(page.locator("#connection")).to_have_text("Live")
-
-
-def send(page: Page, text: str) -> None:
-    box = page.get_by_role("textbox", name=re.compile("^Message to"))
-    box.fill(text)
-    box.press("Enter")
-
-
-def wait_idle(page: Page) -> None:
-    expect(page.locator("#chat")).to_have_attribute("data-busy", "false", timeout=30_000)
-    expect(page.locator(".row.streaming")).to_have_count(0)
 
 
 def csp_violations(page: Page) -> list[str]:

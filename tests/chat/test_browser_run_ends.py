@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.test_browser import open_chat, send, wait_idle
+from tests.support.chat_page import open_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]

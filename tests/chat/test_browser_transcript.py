@@ -10,7 +10,8 @@ from datetime import datetime
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.chat.test_browser_product import DESKTOP, PHONE, open_chat, send, wait_idle
+from tests.chat.test_browser_product import DESKTOP, PHONE
+from tests.support.chat_page import open_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]

@@ -7,32 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.seed_tools import GET_SECRET_CODE_SOURCE, ROLL_DICE_SOURCE
 from tools.schema import ToolSourceError, derive_tool_schema
-
-# The two tools of seed 000, as letta_client's upsert_from_function sends them.
-GET_SECRET_CODE_SOURCE = '''def get_secret_code_tool(input_text: str) -> str:
-    """
-    A tool that returns the secret code based on the input. This tool requires approval before execution.
-    Args:
-        input_text (str): The input text to process.
-    Returns:
-        str: The secret code based on the input text.
-    """
-    return str(abs(hash(input_text)))
-'''
-
-ROLL_DICE_SOURCE = '''def roll_dice_tool(num_sides: int) -> str:
-    """
-    A tool that returns a random number between 1 and num_sides.
-    Args:
-        num_sides (int): The number of sides on the die.
-    Returns:
-        str: The random number between 1 and num_sides.
-    """
-    import random
-
-    return str(random.randint(1, num_sides))
-'''
 
 
 def test_it_derives_the_secret_code_tool_exactly_as_letta_does():
