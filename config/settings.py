@@ -405,6 +405,11 @@ EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL"))
 EMAIL_FILE_PATH = _email.get("EMAIL_FILE_PATH") or ""
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
 SIGNUP_LINK_MAX_AGE_SECONDS = env.int("SIGNUP_LINK_MAX_AGE_SECONDS", default=48 * 3600)
+# Who may sign up: "open" (anyone), "invite" (only with a pending invite), "closed" (nobody;
+# for a deployment without mail, where accounts are made with manage.py).
+SIGNUP_MODE = env.str("SIGNUP_MODE", default="open")
+if SIGNUP_MODE not in ("open", "invite", "closed"):
+    raise ImproperlyConfigured(f"SIGNUP_MODE must be open, invite or closed, not {SIGNUP_MODE!r}")
 
 # HTTPS is configured when the server redirects to it or trusts a proxy's X-Forwarded-Proto:
 # then cookies are Secure and HSTS is on (a year) unless set otherwise explicitly.
