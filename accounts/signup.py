@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.core import signing
-from django.core.mail import send_mail
 from django.db import transaction
 from django.urls import reverse
 
 from accounts import services
 from accounts.crypto import decrypt_secret, encrypt_secret
+from accounts.mail import send_account_mail
 from accounts.models import User
 
 if TYPE_CHECKING:
@@ -43,6 +43,12 @@ class ConfirmedSignup:
     invite_token: str
 
 
+def signup_allowed(*, invited: bool) -> bool:
+    """``SIGNUP_MODE``: ``open`` to anyone, ``invite`` only with a pending invite, ``closed`` to nobody."""
+    mode = settings.SIGNUP_MODE
+    return mode == "open" or (mode == "invite" and invited)
+
+
 def signup_request(
     *,
     email: str,
@@ -52,16 +58,18 @@ def signup_request(
     invite_token: str,
     absolute_url: Callable[[str], str],
 ) -> None:
-    """Email ``email`` a confirmation link, or a notice when it already has an account."""
+    """Email ``email`` a confirmation link, or a notice when it already has an account.
+
+    Nothing is stored before the link is followed, so a mail failure (``MailNotSent``) leaves nothing behind.
+    """
     normalized = User.objects.normalize_email(email).lower()
     login_url = absolute_url(reverse("accounts:login"))
     if User.objects.filter(email__iexact=normalized).exists():
-        send_mail(
+        send_account_mail(
             "Someone tried to sign up with your address",
             "Somebody (perhaps you) tried to create an account with this email address, which already has one.\n\n"
             f"Log in at {login_url}\nIf you did not ask for this, you can ignore this message.",
-            None,
-            [normalized],
+            normalized,
         )
         return
     token = signing.dumps(
@@ -77,12 +85,11 @@ def signup_request(
     )
     link = absolute_url(reverse("accounts:signup_confirm", kwargs={"token": token}))
     hours = settings.SIGNUP_LINK_MAX_AGE_SECONDS // 3600
-    send_mail(
+    send_account_mail(
         "Confirm your sign-up",
         f"Follow this link to create your account (it works for {hours} hours):\n\n{link}\n\n"
         "If you did not ask for this, you can ignore this message.",
-        None,
-        [normalized],
+        normalized,
     )
 
 

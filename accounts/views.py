@@ -24,8 +24,9 @@ from accounts import services
 from accounts.access import SESSION_ORGANIZATION_KEY
 from accounts.decorators import manager_required, membership_required
 from accounts.forms import ApiKeyForm, InviteForm, LoginForm, OrganizationForm, RoleForm, SignupForm
+from accounts.mail import MailNotSent
 from accounts.models import ApiKey, Invite, Membership, Organization
-from accounts.signup import SignupLinkInvalid, signup_request
+from accounts.signup import SignupLinkInvalid, signup_allowed, signup_request
 from accounts.signup import signup_confirm as signup_confirm_link
 
 if TYPE_CHECKING:
@@ -56,17 +57,23 @@ def signup(request: HttpRequest) -> HttpResponse:
     invite = _pending_invite(request.GET.get("invite") or request.POST.get("invite"))
     if request.user.is_authenticated:
         return redirect("accounts:invite_accept", token=invite.token) if invite else redirect("agents:list")
+    if not signup_allowed(invited=invite is not None):
+        return render(request, "accounts/signup_closed.html", status=403)
     form = SignupForm(request.POST or None, joining_by_invite=invite is not None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        signup_request(
-            email=data["email"],
-            name=data["name"],
-            password=data["password"],
-            organization_name=data.get("organization_name", ""),
-            invite_token=invite.token if invite else "",
-            absolute_url=request.build_absolute_uri,
-        )
+        try:
+            signup_request(
+                email=data["email"],
+                name=data["name"],
+                password=data["password"],
+                organization_name=data.get("organization_name", ""),
+                invite_token=invite.token if invite else "",
+                absolute_url=request.build_absolute_uri,
+            )
+        except MailNotSent as error:
+            form.add_error(None, error.message)
+            return render(request, "accounts/signup.html", {"form": form, "invite": invite}, status=503)
         return render(request, "accounts/signup_sent.html", {"email": data["email"]})
     return render(request, "accounts/signup.html", {"form": form, "invite": invite})
 

@@ -378,16 +378,19 @@ SPECTACULAR_SETTINGS = {
 
 # Security limits (README, "Security"). A larger request body answers 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
-# Logins (site and admin): after LOGIN_FAILURE_LIMIT failures for one account, or from one
-# address, further attempts answer 429 for LOGIN_LOCKOUT_MINUTES (django-axes).
+# Logins (site and admin): after LOGIN_FAILURE_LIMIT failures for one account from one address,
+# that pair answers 429 for LOGIN_LOCKOUT_MINUTES; an address alone only after
+# LOGIN_ADDRESS_FAILURE_LIMIT failures over every account (django-axes, accounts/throttling.py).
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_ENABLED = env.bool("LOGIN_LOCKOUT_ENABLED", default=True)
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = "accounts.throttling.lockout_parameters"
+AXES_LOCKOUT_CALLABLE = "accounts.throttling.lockout_response"
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=100)
+AXES_VERBOSE = False
 AXES_USERNAME_FORM_FIELD = "username"  # the login forms' field (our users log in by email)
 AXES_RESET_ON_SUCCESS = True
-AXES_COOLOFF_MESSAGE = "Too many failed logins: this account or address is locked for a while. Try again later."
 
 # Sign-up confirms the address by email (accounts/signup.py). EMAIL_URL: smtp://user:password@host:587
 # (+tls), or consolemail:// (DEBUG's default: messages go to the server's output).
@@ -402,6 +405,11 @@ EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL"))
 EMAIL_FILE_PATH = _email.get("EMAIL_FILE_PATH") or ""
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
 SIGNUP_LINK_MAX_AGE_SECONDS = env.int("SIGNUP_LINK_MAX_AGE_SECONDS", default=48 * 3600)
+# Who may sign up: "open" (anyone), "invite" (only with a pending invite), "closed" (nobody;
+# for a deployment without mail, where accounts are made with manage.py).
+SIGNUP_MODE = env.str("SIGNUP_MODE", default="open")
+if SIGNUP_MODE not in ("open", "invite", "closed"):
+    raise ImproperlyConfigured(f"SIGNUP_MODE must be open, invite or closed, not {SIGNUP_MODE!r}")
 
 # HTTPS is configured when the server redirects to it or trusts a proxy's X-Forwarded-Proto:
 # then cookies are Secure and HSTS is on (a year) unless set otherwise explicitly.

@@ -4,7 +4,8 @@ Every run converges on the same state, so it is safe to run on every start:
 one organization, one user whose password is reset to the documented demo
 password, one API key derived from ``SECRET_KEY`` (the same on every run of an
 installation, so it can be printed each time although only its hash is stored),
-and one agent with two tools.
+and one agent with two tools (the built-ins ``roll_dice`` and ``get_secret_code``, which need
+no sandbox, so the demo works on any host).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from accounts.models import API_KEY_PREFIX, ApiKey, Membership, Organization, Ro
 from agents.models import Agent
 from agents.services import agent_create
 from tools.models import AgentTool, Tool
-from tools.services import tool_upsert_from_source
+from tools.services import APPROVED_DEMO_TOOLS, demo_tools_upsert
 
 DEMO_ORGANIZATION_NAME = "Demo"
 DEMO_ORGANIZATION_SLUG = "demo"
@@ -33,6 +34,7 @@ DEMO_KEY_NAME = "demo"
 DEMO_AGENT_NAME = "Demo agent"
 DEMO_MODEL = "demo/echo-1"
 
+# The source copies earlier seeds stored; demo_seed turns them into the built-ins (tools.builtins.demo).
 ROLL_DICE_SOURCE = textwrap.dedent(
     '''
     def roll_dice(num_sides: int) -> str:
@@ -66,6 +68,8 @@ GET_SECRET_CODE_SOURCE = textwrap.dedent(
         return "SECRET-" + hashlib.sha256(input_text.encode()).hexdigest()[:8].upper()
     '''
 ).lstrip()
+
+DEMO_TOOL_SOURCES = (ROLL_DICE_SOURCE, GET_SECRET_CODE_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -115,15 +119,10 @@ def demo_seed(*, password: str = DEMO_PASSWORD, staff: bool = False) -> DemoSeed
             api_key.revoked_at = None
             api_key.save(update_fields=["revoked_at"])
 
-        tools = [
-            tool_upsert_from_source(organization=organization, source_code=ROLL_DICE_SOURCE, created_by=user),
-            tool_upsert_from_source(
-                organization=organization,
-                source_code=GET_SECRET_CODE_SOURCE,
-                created_by=user,
-                default_requires_approval=True,
-            ),
-        ]
+        tools = demo_tools_upsert(organization=organization, replacing_sources=DEMO_TOOL_SOURCES)
+        Tool.objects.filter(pk__in=[tool.pk for tool in tools], name__in=APPROVED_DEMO_TOOLS).update(
+            default_requires_approval=True
+        )
         # Created like any agent (its memory blocks, its first rows); an existing one keeps its history.
         agent = Agent.objects.for_org(organization).filter(name=DEMO_AGENT_NAME).first() or agent_create(
             organization=organization, created_by=user, name=DEMO_AGENT_NAME, model=DEMO_MODEL

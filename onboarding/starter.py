@@ -1,8 +1,9 @@
 """What a new organization starts with, so it can try an agent at once.
 
-A "Starter agent" on the demo model (offline, no API key) with two harmless tools the
-demo organization also has: ``roll_dice``, and ``get_secret_code``, which asks a person
-for approval before each call. The chat page suggests prompts that call both.
+A "Starter agent" on the demo model (offline, no API key) with the two harmless built-ins
+the demo organization also has: ``roll_dice``, and ``get_secret_code``, which asks a person
+for approval before each call. A tool of the organization's own with one of those names
+is kept, and attached instead. The chat page suggests prompts that call both.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from django.db import transaction
 from accounts.models import Organization, User
 from agents import services as agent_services
 from agents.models import Agent
-from onboarding.demo import DEMO_MODEL, GET_SECRET_CODE_SOURCE, ROLL_DICE_SOURCE
+from onboarding.demo import DEMO_MODEL, DEMO_TOOL_SOURCES
+from tools.builtins import DEMO_TOOLS
 from tools.models import Tool
-from tools.services import tool_upsert_from_source
+from tools.services import demo_tools_upsert
 
 STARTER_AGENT_NAME = "Starter agent"
 STARTER_SYSTEM_PROMPT = (
     "You are the starter agent of a new organization. Be brief and friendly, and show what tools "
     "and approvals do when asked."
 )
-STARTER_TOOLS = (("roll_dice", ROLL_DICE_SOURCE, False), ("get_secret_code", GET_SECRET_CODE_SOURCE, True))
 
 
 def starter_agent(organization: Organization) -> Agent | None:
@@ -34,17 +35,13 @@ def starter_kit_create(*, organization: Organization, created_by: User | None = 
         existing = starter_agent(organization)
         if existing is not None:
             return existing
-        tool_ids = []
-        for name, source, gated in STARTER_TOOLS:
-            tool = Tool.objects.for_org(organization).filter(name=name).first() or tool_upsert_from_source(
-                organization=organization, source_code=source, created_by=created_by, default_requires_approval=gated
-            )
-            tool_ids.append(tool.public_id)
+        demo_tools_upsert(organization=organization, replacing_sources=DEMO_TOOL_SOURCES)
+        tools = Tool.objects.for_org(organization).filter(name__in=[tool.name for tool in DEMO_TOOLS])
         return agent_services.agent_create(
             organization=organization,
             created_by=created_by,
             name=STARTER_AGENT_NAME,
             model=DEMO_MODEL,
             system=STARTER_SYSTEM_PROMPT,
-            tool_ids=tool_ids,
+            tool_ids=[tool.public_id for tool in tools],
         )

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from jsonschema.exceptions import SchemaError
 
-from tools.builtins import BuiltinRegistry, BuiltinTool, default_registry
+from tools.builtins import DEMO_TOOLS, BuiltinRegistry, BuiltinTool, base_registry
 from tools.models import Tool, ToolKind
 from tools.schema import TOOL_NAME, derive_tool_schema
 from tools.validation import UnsupportedPattern, check_parameter_schema
@@ -236,7 +236,7 @@ def base_tools_upsert(*, organization: Organization, registry: BuiltinRegistry |
     its own is left alone (and left out). ``default_requires_approval`` of an existing
     built-in is kept: it is the organization's choice.
     """
-    registry = registry if registry is not None else default_registry()
+    registry = registry if registry is not None else base_registry()
     names = registry.names()
     now = timezone.now()
     with transaction.atomic():
@@ -267,12 +267,36 @@ def builtin_tools_named(*, organization: Organization, names: Iterable[str]) -> 
     (``tools: ["web_search"]``) without calling ``add-base-tools`` first; here the rows are made
     when first named. Returned in the order of ``names``.
     """
-    registry = default_registry()
+    registry = base_registry()
     wanted = [builtin for name in dict.fromkeys(names) if (builtin := registry.get(name)) is not None]
     if not wanted:
         return []
     tools = {tool.name: tool for tool in base_tools_upsert(organization=organization, registry=BuiltinRegistry(wanted))}
     return [tools[builtin.name] for builtin in wanted if builtin.name in tools]
+
+
+APPROVED_DEMO_TOOLS = frozenset({"get_secret_code"})
+
+
+def demo_tools_upsert(*, organization: Organization, replacing_sources: Iterable[str] = ()) -> list[Tool]:
+    """The organization's ``roll_dice`` and ``get_secret_code`` built-ins, made or refreshed.
+
+    A source tool of the organization whose code is one of ``replacing_sources`` (an earlier
+    seed's copy of a demo tool) becomes the built-in, keeping its id and attachments; any other
+    tool of those names is the organization's own and is left alone (and left out). A new
+    ``get_secret_code`` asks for approval.
+    """
+    names = [tool.name for tool in DEMO_TOOLS]
+    with transaction.atomic():
+        Tool.objects.for_org(organization).filter(
+            name__in=names, kind=ToolKind.SOURCE, source_code__in=list(replacing_sources)
+        ).update(kind=ToolKind.BUILTIN)
+        before = set(Tool.objects.for_org(organization).filter(name__in=names).values_list("name", flat=True))
+        tools = base_tools_upsert(organization=organization, registry=BuiltinRegistry(DEMO_TOOLS))
+        fresh = [tool.pk for tool in tools if tool.name in APPROVED_DEMO_TOOLS and tool.name not in before]
+        Tool.objects.filter(pk__in=fresh).update(default_requires_approval=True)
+    fetched = {tool.name: tool for tool in Tool.objects.for_org(organization).filter(pk__in=[t.pk for t in tools])}
+    return [fetched[name] for name in names if name in fetched]
 
 
 def _builtin_fields(builtin: BuiltinTool) -> dict[str, Any]:

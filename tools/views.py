@@ -21,6 +21,7 @@ from tools import selectors as tool_selectors
 from tools import services
 from tools.forms import ToolForm, ToolSearchForm, source_error_text
 from tools.models import Tool, ToolKind
+from tools.sandbox.selection import source_tools_notice
 from tools.schema import ToolSourceError, derive_tool_schema
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ def tool_list(request: OrganizationHttpRequest) -> HttpResponse:
         organization=request.organization, search=query or None, limit=TOOL_LIST_LIMIT, order="asc"
     )
     tools.sort(key=lambda tool: tool.name)
-    return render(request, "tools/list.html", {"tools": tools, "search": search, "query": query})
+    context = {"tools": tools, "search": search, "query": query, "sandbox_notice": source_tools_notice()}
+    return render(request, "tools/list.html", context)
 
 
 def _save(request: OrganizationHttpRequest, form: ToolForm, tool: Tool | None) -> Tool | None:

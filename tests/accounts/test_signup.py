@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import socket
 
 import pytest
 from django.core import mail
@@ -8,7 +9,7 @@ from django.urls import reverse
 
 from accounts.access import SESSION_ORGANIZATION_KEY
 from accounts.models import Membership, Organization, Role, User
-from tests.factories import UserFactory
+from tests.factories import InviteFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -123,3 +124,64 @@ def test_it_renders_an_accessible_form(client):
     assert 'name="viewport"' in content
     for field in ("id_email", "id_name", "id_password", "id_organization_name"):
         assert f'for="{field}"' in content
+
+
+def _refused_port() -> int:
+    """A local TCP port nothing listens on: connecting to it is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def mail_server_down(settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST = "127.0.0.1"
+    settings.EMAIL_PORT = _refused_port()
+    settings.EMAIL_TIMEOUT = 5
+    return settings
+
+
+def test_with_the_mail_server_down_sign_up_shows_the_message_and_leaves_no_account(client, mail_server_down, caplog):
+    answer = client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert answer.status_code == 503
+    assert "We could not send the email. Try again later." in answer.content.decode()
+    assert not User.objects.exists()
+    assert not Organization.objects.exists()
+    assert any("Could not send" in record.getMessage() and record.exc_info for record in caplog.records)
+
+
+def test_with_the_mail_server_down_a_taken_address_gets_the_same_message(client, mail_server_down):
+    UserFactory(email="dana@example.com")
+
+    answer = client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert answer.status_code == 503
+    assert "We could not send the email. Try again later." in answer.content.decode()
+
+
+def test_a_closed_sign_up_shows_no_form_and_sends_nothing(client, settings):
+    settings.SIGNUP_MODE = "closed"
+
+    answer = client.post(reverse("accounts:signup"), SIGNUP)
+
+    assert answer.status_code == 403
+    assert "Sign-up is closed" in answer.content.decode()
+    assert not mail.outbox
+
+
+def test_an_invite_only_sign_up_refuses_anyone_without_an_invite(client, settings):
+    settings.SIGNUP_MODE = "invite"
+
+    assert client.get(reverse("accounts:signup")).status_code == 403
+
+
+def test_an_invite_only_sign_up_takes_a_pending_invite(client, settings):
+    settings.SIGNUP_MODE = "invite"
+    invite = InviteFactory()
+
+    answer = client.get(reverse("accounts:signup") + f"?invite={invite.token}")
+
+    assert answer.status_code == 200
+    assert invite.organization.name in answer.content.decode()

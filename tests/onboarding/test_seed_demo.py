@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client, RequestFactory, override_settings
+from rest_framework.test import APIClient
 
 from accounts.models import ApiKey, Membership, Organization, Role, User
 from agents.models import Agent
-from onboarding.demo import DEMO_EMAIL, DEMO_PASSWORD
+from onboarding.demo import DEMO_EMAIL, DEMO_PASSWORD, ROLL_DICE_SOURCE
 from tests.support.commands import authenticates, run
-from tools.models import AgentTool, Tool
+from tools.models import AgentTool, Tool, ToolKind
+from tools.services import tool_upsert_from_source
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +95,38 @@ def test_seed_demo_does_not_make_an_admin_with_debug_off():
     user = User.objects.get()
     assert not (user.is_staff or user.is_superuser)
     assert any("not an admin" in line for line in lines)
+
+
+@pytest.fixture
+def no_sandbox(settings):
+    """A host without bubblewrap: source tools are refused there."""
+    settings.TOOL_SANDBOX_BACKEND = "disabled"
+    return settings
+
+
+def test_the_demo_agents_tools_work_on_a_host_without_a_sandbox(no_sandbox):
+    raw_key = run("seed_demo")[-1]
+    agent = Agent.objects.get()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+
+    answer = api.post(
+        f"/v1/agents/{agent.public_id}/messages",
+        {"messages": [{"role": "user", "content": "call roll_dice with num_sides=6"}]},
+        format="json",
+    ).json()
+
+    returned = next(m for m in answer["messages"] if m["message_type"] == "tool_return_message")
+    assert returned["status"] == "success"
+    assert 1 <= int(returned["tool_return"]) <= 6
+
+
+def test_seed_demo_turns_an_earlier_seeds_source_tools_into_the_built_ins():
+    organization = Organization.objects.create(name="Demo", slug="demo")
+    earlier = tool_upsert_from_source(organization=organization, source_code=ROLL_DICE_SOURCE)
+
+    run("seed_demo")
+
+    tool = Tool.objects.get(name="roll_dice")
+    assert (tool.pk, tool.kind, tool.source_code) == (earlier.pk, ToolKind.BUILTIN, "")
+    assert Tool.objects.get(name="get_secret_code").kind == ToolKind.BUILTIN

@@ -13,7 +13,7 @@ from agents.models import Message
 from tests.factories import AgentFactory
 from tests.tools.helpers import FAST_LIMITS, NO_CONTEXT
 from tools.base import ToolContext, ToolSpec
-from tools.builtins import default_registry
+from tools.builtins import base_registry, default_registry
 from tools.runtime import DefaultToolRunner
 
 
@@ -162,5 +162,19 @@ def test_a_tool_this_server_cannot_perform_answers_with_an_honest_error():
 
 def test_the_registry_is_an_explicit_list_of_uniquely_named_builtins():
     registry = default_registry()
-    assert len(registry) == len(set(registry.names())) == 25
+    assert len(registry) == len(set(registry.names())) == 27
     assert default_registry().names() == registry.names()
+
+
+def test_the_demo_tools_are_built_ins_outside_lettas_base_set():
+    assert {"roll_dice", "get_secret_code"} <= set(default_registry().names())
+    assert not {"roll_dice", "get_secret_code"} & set(base_registry().names())
+    assert len(base_registry()) == 25
+
+
+def test_roll_dice_answers_a_number_within_the_sides_and_refuses_a_bad_count():
+    rolled = _call("roll_dice", {"num_sides": 6})
+    refused = _call("roll_dice", {"num_sides": 0})
+
+    assert rolled.status == "success" and 1 <= int(rolled.tool_return) <= 6
+    assert refused.status == "error" and "between 1 and" in refused.tool_return

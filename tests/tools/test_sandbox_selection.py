@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.urls import reverse
 
 from tools.sandbox.base import SandboxLimits, SandboxResult
-from tools.sandbox.selection import get_sandbox_backend, world_usable
+from tools.sandbox.selection import SOURCE_TOOLS_OFF, get_sandbox_backend, source_tools_notice, world_usable
 from tools.sandbox.uids import UidPool
 
 
@@ -90,3 +92,33 @@ def test_the_lease_directory_must_be_private(tmp_path):
 def test_a_uid_range_overlapping_system_users_is_refused():
     with pytest.raises(ValueError, match="Invalid sandbox uid range"):
         UidPool(base=0, count=10, lock_dir=Path(os.devnull))
+
+
+@pytest.fixture
+def no_bwrap_on_path(monkeypatch, tmp_path):
+    """A host without bubblewrap: a PATH whose only python is the server's."""
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+
+
+def test_without_bwrap_on_the_path_source_tools_are_off_with_one_notice(no_bwrap_on_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="tools.sandbox.selection"):
+        backend = get_sandbox_backend()
+
+    assert backend.name == "unavailable"
+    assert source_tools_notice() == SOURCE_TOOLS_OFF
+    assert [record.getMessage() for record in caplog.records] == [f"Tool sandbox: {SOURCE_TOOLS_OFF}."]
+    assert "install bubblewrap (apt-get install bubblewrap)" in SOURCE_TOOLS_OFF
+
+
+def test_with_bubblewrap_working_there_is_no_notice():
+    assert source_tools_notice() is None
+
+
+@pytest.mark.django_db
+def test_the_tools_page_shows_the_notice_without_bwrap(client, cast, no_bwrap_on_path):
+    client.force_login(cast.alice)
+
+    page = client.get(reverse("tools:list")).content.decode()
+
+    assert "Source tools are off: install bubblewrap (apt-get install bubblewrap)" in page

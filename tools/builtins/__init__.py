@@ -1,7 +1,8 @@
 """Built-in server tools, listed explicitly in ``default_registry``.
 
 Working: ``send_message``, ``run_code`` (Python, sandboxed), ``web_search`` and
-``fetch_webpage`` (``tools.builtins.web``) and ``get_current_time`` (ours), plus the sets
+``fetch_webpage`` (``tools.builtins.web``), ``get_current_time`` and the demo tools
+``roll_dice`` and ``get_secret_code`` (``tools.builtins.demo``, outside the base set), plus the sets
 ``TOOL_BUILTIN_SETS`` names: the memory tools, which live with the memory they edit
 (``agents.memory.tools``), so this package needs nothing of ``agents``. Listed but
 answering with an honest error: the rest of Letta's ``add-base-tools`` set (files,
@@ -18,6 +19,7 @@ from django.utils.module_loading import import_string
 
 from tools.builtins.base import BuiltinRegistry, BuiltinTool
 from tools.builtins.clock import GET_CURRENT_TIME
+from tools.builtins.demo import DEMO_TOOLS
 from tools.builtins.messaging import SEND_MESSAGE
 from tools.builtins.run_code import run_code_tool
 from tools.builtins.unavailable import unavailable_tools
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
     from tools.sandbox.base import SandboxBackend
 
-__all__ = ["BuiltinRegistry", "BuiltinTool", "default_registry"]
+__all__ = ["DEMO_TOOLS", "BuiltinRegistry", "BuiltinTool", "base_registry", "default_registry"]
 
 
 @cache
@@ -50,5 +52,11 @@ def default_registry(*, sandbox: SandboxBackend | None = None) -> BuiltinRegistr
             GET_CURRENT_TIME,
             *unavailable_tools(),
             *web_tools(),
+            *DEMO_TOOLS,
         ]
     )
+
+
+def base_registry() -> BuiltinRegistry:
+    """Letta's base set: what ``add-base-tools`` creates and a tool name at agent creation may mean."""
+    return BuiltinRegistry(tool for tool in default_registry() if tool.in_base_set)

@@ -29,6 +29,8 @@ class BuiltinTool:
     tags: tuple[str, ...] = field(default=())
     wall_seconds: Callable[[], float] | None = None
     """Its own time limit, read per call (a web request's settings); else ``TOOL_SANDBOX_WALL_SECONDS``."""
+    in_base_set: bool = True
+    """Part of Letta's base tools (``add-base-tools``, tools named at agent creation); else attached by onboarding."""
 
     @property
     def json_schema(self) -> dict[str, Any]:

@@ -104,8 +104,10 @@ class UnavailableBackend:
 
     name = "unavailable"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, notice: str = "") -> None:
         self.reason = reason
+        self.notice = notice or reason
+        """One line for operators (the start-up summary, the tools page); ``reason`` is what a call answers."""
 
     async def execute(
         self,

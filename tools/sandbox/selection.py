@@ -4,8 +4,10 @@ The choice fails closed: tool source is untrusted, so code never runs without
 isolation unless the operator asked for that by name.
 
 - ``"auto"`` (default) and ``"bubblewrap"``: bubblewrap when a probe call works;
-  otherwise nothing, and source tools fail with an error result saying why (logged
-  as an error at start-up, see ``announce_sandbox``).
+  otherwise nothing, and source tools fail with an error result saying why. Without
+  ``bwrap`` on the PATH that is one warning line (``SOURCE_TOOLS_OFF``, also shown on the
+  tools page); an installed bubblewrap that fails is an error at start-up (see
+  ``announce_sandbox``). Built-ins, the demo tools among them, need no sandbox.
 - ``"unsafe-no-isolation"``: the process backend, a plain child process under a
   dedicated per-call uid. World-readable files and the host's network (Redis, Postgres,
   cloud metadata) are reachable from tools. It needs the server to run as root (for
@@ -54,6 +56,7 @@ RETRY_PROBE_SECONDS = 60.0
 UNSAFE_NO_ISOLATION = "unsafe-no-isolation"
 _CHOICES = f"auto, bubblewrap, {UNSAFE_NO_ISOLATION}, disabled or a dotted class path"
 _SYSTEM_PYTHONS = ("/usr/local/bin/python3", "/usr/bin/python3")
+SOURCE_TOOLS_OFF = "source tools are off: install bubblewrap (apt-get install bubblewrap) to run tools your users write"
 
 
 def get_sandbox_backend() -> SandboxBackend:
@@ -69,6 +72,7 @@ def get_sandbox_backend() -> SandboxBackend:
         uid_base=int(getattr(settings, "TOOL_SANDBOX_UID_BASE", DEFAULT_UID_BASE)),
         uid_count=int(getattr(settings, "TOOL_SANDBOX_UID_COUNT", DEFAULT_UID_COUNT)),
         state_dir=str(getattr(settings, "TOOL_SANDBOX_STATE_DIR", "") or default_state_dir()),
+        search_path=os.environ.get("PATH", ""),
     )
     cached = _chosen.get(key)
     if cached is not None and (cached[1] is None or time.monotonic() < cached[1]):
@@ -94,6 +98,7 @@ class _Key:
     uid_base: int
     uid_count: int
     state_dir: str
+    search_path: str  # where bwrap is looked for
 
 
 _chosen: dict[_Key, tuple[SandboxBackend, float | None]] = {}
@@ -105,7 +110,10 @@ def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
     if os.geteuid() == 0:
         uid_pool = UidPool(base=key.uid_base, count=key.uid_count, lock_dir=Path(key.state_dir))
     if key.choice == "disabled":
-        return UnavailableBackend("Source tools are disabled on this server (TOOL_SANDBOX_BACKEND=disabled)."), False
+        return UnavailableBackend(
+            "Source tools are disabled on this server (TOOL_SANDBOX_BACKEND=disabled).",
+            notice="source tools are off (TOOL_SANDBOX_BACKEND=disabled)",
+        ), False
     if key.choice == "process":
         raise ImproperlyConfigured(
             f"TOOL_SANDBOX_BACKEND='process' runs tools without isolation and is now spelled "
@@ -125,12 +133,18 @@ def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
         )
         return _process_backend(key.python, uid_pool), False
     if key.choice in {"auto", "bubblewrap"}:
-        bwrap = _bwrap_path()
-        problem = "bwrap is not installed (apt-get install bubblewrap)" if bwrap is None else None
-        if bwrap is not None:
-            problem = BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool).probe()
-            if problem is None:
-                return BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool), False
+        bwrap = _bwrap_path(key.search_path)
+        if bwrap is None:
+            logger.warning("Tool sandbox: %s.", SOURCE_TOOLS_OFF)
+            reason = (
+                "Source tools cannot run: this server has no working sandbox (bwrap is not installed). "
+                "An operator must install bubblewrap (apt-get install bubblewrap); tools are never run "
+                "without isolation."
+            )
+            return UnavailableBackend(reason, notice=SOURCE_TOOLS_OFF), False
+        problem = BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool).probe()
+        if problem is None:
+            return BubblewrapBackend(bwrap=bwrap, python=key.python, uid_pool=uid_pool), False
         logger.error(
             "Tool sandbox: bubblewrap is unusable (%s); source tools are REFUSED until it works. "
             "Give the server a host where bubblewrap can create namespaces (see the README, Security).",
@@ -140,10 +154,20 @@ def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
             f"Source tools cannot run: this server has no working sandbox ({problem}). "
             "An operator must make bubblewrap usable; tools are never run without isolation."
         )
-        return UnavailableBackend(reason), bwrap is not None
+        notice = f"source tools are off: bubblewrap is installed but cannot run here ({problem})"
+        return UnavailableBackend(reason, notice=notice), True
     if "." in key.choice:
         return import_string(key.choice)(), False
     raise ImproperlyConfigured(f"TOOL_SANDBOX_BACKEND={key.choice!r}: use {_CHOICES}.")
+
+
+def source_tools_notice() -> str | None:
+    """One line saying why source tools cannot run on this server, or ``None`` when they can."""
+    try:
+        backend = get_sandbox_backend()
+    except ImproperlyConfigured as exc:
+        return f"source tools are off: {exc}"
+    return backend.notice if isinstance(backend, UnavailableBackend) else None
 
 
 def announce_sandbox() -> None:
@@ -185,5 +209,6 @@ def world_usable(python: str) -> bool:
         return False
 
 
-def _bwrap_path() -> str | None:
-    return shutil.which("bwrap", path=f"{LAUNCH_ENV['PATH']}:/usr/sbin:/sbin")
+def _bwrap_path(search_path: str) -> str | None:
+    """``bwrap`` on the server's PATH (the operator's choice, like any program); the system's without one."""
+    return shutil.which("bwrap", path=search_path or f"{LAUNCH_ENV['PATH']}:/usr/sbin:/sbin")
