@@ -123,14 +123,15 @@ class PrivateRedis:
             assert time.monotonic() < deadline, (self.folder / "redis.log").read_text()
             time.sleep(0.1)
 
-    def restart(self) -> None:
-        """Redis goes away (every connection and every key is lost) and comes back on the same port."""
-        self.stop()
+    def restart(self, *, graceful: bool = True) -> None:
+        """Redis goes away (every connection and every key is lost) and comes back on the same port:
+        shut down as ``systemctl restart`` does (SIGTERM), or killed (SIGKILL) as when its host dies."""
+        self.stop(signal.SIGTERM if graceful else signal.SIGKILL)
         self.start()
 
-    def stop(self) -> None:
+    def stop(self, how: signal.Signals = signal.SIGKILL) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
+            self.process.send_signal(how)
             self.process.wait(timeout=10)
 
 

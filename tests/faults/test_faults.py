@@ -146,12 +146,13 @@ def test_a_redis_restart_during_a_streamed_turn_ends_or_continues_the_stream_and
     assert_recovered(faults, agent_id, [LONG_STORY])
 
 
-def test_a_redis_restart_during_a_background_turn_keeps_the_worker_and_the_run_ends(faults: FaultStack):
-    agent_id = new_agent(faults, "redis-background")
+@pytest.mark.parametrize("graceful", [True, False], ids=["restarted", "killed"])
+def test_a_redis_restart_during_a_background_turn_keeps_the_worker_and_the_run_ends(faults: FaultStack, graceful):
+    agent_id = new_agent(faults, f"redis-background-{graceful}")
     run_id = send_async(faults, agent_id, LONG_STORY)
     eventually(lambda: run_status(faults, run_id) == "running", seconds=30, what="the worker never started the run")
 
-    faults.redis.restart()
+    faults.redis.restart(graceful=graceful)
 
     eventually(lambda: run_status(faults, run_id) not in {"created", "running"}, seconds=RECOVERY_S, what="stuck")
     assert faults.stack.workers["worker-1"].alive, faults.stack.workers["worker-1"].log()[-3000:]
