@@ -16,19 +16,22 @@ $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
 		echo "Could not create a virtualenv. On Debian/Ubuntu: sudo apt-get install python3-venv"; exit 1; }
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	@echo "Installing dependencies into $(VENV) (once; pip's output in $(VENV)/install.log)"
+	@{ $(PY) -m pip install --upgrade pip && $(PY) -m pip install -e '.[test]'; } > $(VENV)/install.log 2>&1 || { \
+		tail -n 20 $(VENV)/install.log; echo "Installing failed; the whole log is in $(VENV)/install.log"; exit 1; }
 	@touch $@
 
 install: $(VENV)/.installed
 
 # The embedded default: SQLite file, in-memory channel layer, runs executed in-process, the demo model.
+# Logs are kept to warnings (LOG_LEVEL=INFO make run shows the rest); Daphne prints one line per request.
 run: export DEBUG := 1
+run: export LOG_LEVEL ?= WARNING
+# prepare_run migrates and seeds the demo quietly, then prints the URL, login, API key and what is on.
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)
+	@$(PY) manage.py prepare_run --url http://$(HOST):$(PORT)
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(PY) -m daphne -b $(HOST) -p $(PORT) config.asgi:application
+	@$(PY) -m daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 # Settings come from the environment: export DATABASE_URL / REDIS_URL to test against Postgres / Redis.
 # Each test file runs on one worker (--dist loadfile), so a module's live server or Celery worker starts once.

@@ -158,10 +158,20 @@ def _run_end_payload(agent_id: Any, finished: RunFinishedEvent) -> dict[str, Any
 
 async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
     """The only sender to an agent's group, and to its organization's approvals group when an
-    approval request becomes pending or is answered (the inbox reads the new state itself)."""
+    approval request becomes pending or is answered (the inbox reads the new state itself).
+
+    Announcing is best-effort: with the channel layer unreachable (a Redis restart) the payloads
+    are dropped with a warning and the turn goes on; tabs see the gap in ``seq`` and resync."""
     layer = get_channel_layer()
     if layer is None or not payloads:
         return
+    try:
+        await _send(layer, agent_id, payloads)
+    except Exception:
+        logger.warning("Could not announce %s events of agent %s; tabs resync", len(payloads), agent_id, exc_info=True)
+
+
+async def _send(layer: Any, agent_id: Any, payloads: list[dict[str, Any]]) -> None:
     await layer.group_send(agent_group(agent_id), {"type": "agent.events", "events": payloads})
     if any(_changes_approvals(payload) for payload in payloads):
         organization_id = await sync_to_async(_organization_of)(agent_id)

@@ -1,7 +1,9 @@
 """Periodic upkeep: end runs whose executor died, and deny approvals that waited too long.
 
-Celery beat runs each as its own task in production (``CELERY_BEAT_SCHEDULE``). The embedded
-server has no beat: ``config.asgi`` runs ``maintain_periodically`` on the server's loop.
+Celery beat runs each as its own task in production (``CELERY_BEAT_SCHEDULE``). Every web
+process also runs ``maintain_periodically`` on its loop (``config.asgi``), with or without beat
+and workers, so a killed worker's run is ended within a sweep interval even where nobody runs
+beat; both passes end a run or answer an approval with a conditional write, so they never clash.
 The tasks keep the names they had before the layout moved them, so a schedule or a queued
 message from an older release still finds them.
 """
@@ -14,6 +16,7 @@ import logging
 from asgiref.sync import sync_to_async
 from celery import shared_task
 from django.conf import settings
+from django.db import close_old_connections
 
 from agents.approvals.expiry import expire_pending_approvals
 from agents.runs.sweeper import sweep_stale_runs
@@ -32,8 +35,13 @@ def expire_pending_approvals_task() -> int:
 
 
 def maintain() -> None:
-    sweep_stale_runs()
-    expire_pending_approvals()
+    """One pass, on connections checked first: after a database restart the next pass reconnects."""
+    close_old_connections()
+    try:
+        sweep_stale_runs()
+        expire_pending_approvals()
+    finally:
+        close_old_connections()
 
 
 async def maintain_periodically() -> None:
@@ -48,5 +56,5 @@ async def maintain_periodically() -> None:
 
 
 def in_process_upkeep() -> bool:
-    """Whether this server must do the upkeep itself (runs in-process, so no Celery beat)."""
-    return bool(settings.RUN_EXECUTOR == "inprocess" and settings.RUN_SWEEP_INTERVAL_SECONDS > 0)
+    """Whether this server does the upkeep itself: always, unless ``RUN_SWEEP_INTERVAL_SECONDS`` is 0."""
+    return bool(settings.RUN_SWEEP_INTERVAL_SECONDS > 0)

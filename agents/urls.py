@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from agents import views
 from agents.approvals import views as approval_views
@@ -8,6 +9,8 @@ app_name = "agents"
 
 urlpatterns = [
     path("", views.agent_list, name="list"),
+    # The list lives at "/"; someone trimming an agent's URL to /agents/ lands there too.
+    path("agents/", RedirectView.as_view(pattern_name="agents:list", query_string=True), name="list_redirect"),
     path("agents/new/", views.agent_form, name="create"),
     path("approvals/", approval_views.approvals_inbox, name="approvals"),
     path("agents/<str:agent_id>/", chat_views.agent_chat, name="chat"),

@@ -219,7 +219,7 @@ CONTEXT_CACHE_AGENTS = env.int("CONTEXT_CACHE_AGENTS", default=128)
 AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
 # A running run whose heartbeat is older than this is ended by the sweeper (default: twice the lease).
 RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
-# How often the embedded server (in-process runs, no Celery beat) sweeps runs whose executor died (0: never).
+# How often every web process sweeps runs whose executor died, beat or not (0: never).
 RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
 # How often Celery beat (deployments with workers) sweeps dead runs and denies expired approvals.
 UPKEEP_BEAT_SECONDS = env.float("UPKEEP_BEAT_SECONDS", default=30)

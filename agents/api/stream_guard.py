@@ -9,12 +9,18 @@
   a removed member, a deactivated user, a revoked key or a logout closes it at once, and it
   re-checks by itself at least every ``STREAM_ACCESS_RECHECK_SECONDS`` (expired keys).
   Closing sends one Letta ``error_message`` frame saying why, then ends the stream.
+- **Faults.** Nothing raises out of a stream once it has started (Daphne could neither answer
+  nor log it): a lost Redis connection stops the push watch and the periodic re-check takes
+  over; a body that fails, or an access check that cannot run, ends the stream with an
+  ``error_message`` frame (``stream_interrupted``), from which a client resumes by ``seq_id``
+  (``GET /v1/runs/{id}/stream``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -37,8 +43,14 @@ if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
 
+logger = logging.getLogger(__name__)
+
 RETRY_AFTER_SECONDS = 5
 ACCESS_ENDED_MESSAGE = "This stream was closed: the access it was opened with has ended."
+INTERRUPTED_MESSAGE = (
+    "This stream was interrupted by a server fault; the run goes on or ends on its own. "
+    "Resume it with GET /v1/runs/{run_id}/stream from the last seq_id you received."
+)
 
 
 class TooManyStreams(exceptions.Throttled):
@@ -138,13 +150,20 @@ class StreamGuard:
             self.slots.append(slot)
 
     def refresh(self) -> None:
-        for slot in self.slots:
-            cache.touch(slot, _ttl())
+        """Keep the slots alive; a cache outage meanwhile is survived (the slots then expire on their own)."""
+        try:
+            for slot in self.slots:
+                cache.touch(slot, _ttl())
+        except Exception:
+            logger.warning("Could not refresh stream slots; they expire on their own", exc_info=True)
 
     def release(self) -> None:
-        for slot in self.slots:
-            if cache.get(slot) == self.token:
-                cache.delete(slot)
+        try:
+            for slot in self.slots:
+                if cache.get(slot) == self.token:
+                    cache.delete(slot)
+        except Exception:
+            logger.warning("Could not free stream slots; they expire on their own", exc_info=True)
         self.slots = []
 
     async def holds(self) -> bool:
@@ -161,10 +180,8 @@ class StreamGuard:
     async def guard(self, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         """``body``, ended with an error frame as soon as the caller's access ends."""
         layer: Any = get_channel_layer()
-        channel = await layer.new_channel() if layer is not None else None
         groups = watch_groups(user_id=self.user_id, api_key_id=self.api_key_id, session_key=self.session_key)
-        for group in groups if channel else []:
-            await layer.group_add(group, channel)
+        channel = await _watch(layer, groups)
         source = aiter(body)
         next_chunk: asyncio.Future[bytes] | None = None
         notice: asyncio.Future[dict[str, Any]] | None = None
@@ -180,8 +197,11 @@ class StreamGuard:
                 done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 recheck = not done
                 if notice is not None and notice in done:
-                    kind = notice.result().get("type")
+                    kind = _notice_type(notice)
                     notice = None
+                    if kind is None:  # the channel layer is gone: the periodic re-check watches alone
+                        await _unwatch(layer, groups, channel)
+                        channel = None
                     if kind == ACCESS_ENDED:
                         yield _access_ended_frame()
                         return
@@ -191,11 +211,21 @@ class StreamGuard:
                         chunk = next_chunk.result()
                     except StopAsyncIteration:
                         return
+                    except Exception:
+                        logger.exception("A stream's body failed; ending the stream with an error frame")
+                        yield _interrupted_frame()
+                        return
                     next_chunk = None
                     yield chunk
                 if recheck:
                     checked_at = time.monotonic()
-                    if not await self.holds():
+                    try:
+                        holds = await self.holds()
+                    except Exception:
+                        logger.exception("Could not re-check a stream's access; ending the stream")
+                        yield _interrupted_frame()
+                        return
+                    if not holds:
                         yield _access_ended_frame()
                         return
         finally:
@@ -208,9 +238,7 @@ class StreamGuard:
             if aclose is not None:
                 with contextlib.suppress(Exception):
                     await aclose()
-            for group in groups if channel else []:
-                with contextlib.suppress(Exception):
-                    await layer.group_discard(group, channel)
+            await _unwatch(layer, groups, channel)
             await sync_to_async(self.release)()
 
 
@@ -234,13 +262,50 @@ def _ttl() -> int:
     return max(60, int(2 * settings.STREAM_ACCESS_RECHECK_SECONDS) + 1)
 
 
-def _access_ended_frame() -> bytes:
+async def _watch(layer: Any, groups: list[str]) -> str | None:
+    """A channel in the access groups, or ``None`` without a channel layer or while it is unreachable."""
+    if layer is None:
+        return None
+    try:
+        channel: str = await layer.new_channel()
+        for group in groups:
+            await layer.group_add(group, channel)
+    except Exception:
+        logger.warning("Channel layer unreachable: this stream re-checks its access periodically", exc_info=True)
+        return None
+    return channel
+
+
+async def _unwatch(layer: Any, groups: list[str], channel: str | None) -> None:
+    for group in groups if channel else []:
+        with contextlib.suppress(Exception):
+            await layer.group_discard(group, channel)
+
+
+def _notice_type(notice: asyncio.Future[dict[str, Any]]) -> str | None:
+    """The access notice's type; ``None`` when the channel layer failed (a Redis restart)."""
+    try:
+        return str(notice.result().get("type"))
+    except Exception:
+        logger.warning("Lost the channel layer while watching a stream's access", exc_info=True)
+        return None
+
+
+def _error_frame(error_type: str, message: str) -> bytes:
     return sse_frame(
         {
             "id": f"message-{uuid.uuid4()}",
             "message_type": "error_message",
-            "error_type": "access_ended",
-            "message": ACCESS_ENDED_MESSAGE,
-            "detail": ACCESS_ENDED_MESSAGE,
+            "error_type": error_type,
+            "message": message,
+            "detail": message,
         }
     )
+
+
+def _access_ended_frame() -> bytes:
+    return _error_frame("access_ended", ACCESS_ENDED_MESSAGE)
+
+
+def _interrupted_frame() -> bytes:
+    return _error_frame("stream_interrupted", INTERRUPTED_MESSAGE)

@@ -33,6 +33,15 @@ def test_it_searches_agents_by_name(client, cast):
     assert "Research helper" not in content
 
 
+def test_agents_without_an_id_redirects_to_the_list_keeping_the_search(client, cast):
+    client.force_login(cast.alice)
+
+    response = client.get("/agents/", {"q": "support"})
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse("agents:list") + "?q=support"
+
+
 def test_it_sends_anonymous_visitors_to_the_login_page(client, cast):
     response = client.get(reverse("agents:list"))
 

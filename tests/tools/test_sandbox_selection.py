@@ -102,7 +102,7 @@ def no_bwrap_on_path(monkeypatch, tmp_path):
 
 
 def test_without_bwrap_on_the_path_source_tools_are_off_with_one_notice(no_bwrap_on_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="tools.sandbox.selection"):
+    with caplog.at_level(logging.INFO, logger="tools.sandbox.selection"):
         backend = get_sandbox_backend()
 
     assert backend.name == "unavailable"

@@ -5,8 +5,8 @@ isolation unless the operator asked for that by name.
 
 - ``"auto"`` (default) and ``"bubblewrap"``: bubblewrap when a probe call works;
   otherwise nothing, and source tools fail with an error result saying why. Without
-  ``bwrap`` on the PATH that is one warning line (``SOURCE_TOOLS_OFF``, also shown on the
-  tools page); an installed bubblewrap that fails is an error at start-up (see
+  ``bwrap`` on the PATH that is one line of information (``SOURCE_TOOLS_OFF``, also shown
+  by ``make run`` and on the tools page); an installed bubblewrap that fails is an error at start-up (see
   ``announce_sandbox``). Built-ins, the demo tools among them, need no sandbox.
 - ``"unsafe-no-isolation"``: the process backend, a plain child process under a
   dedicated per-call uid. World-readable files and the host's network (Redis, Postgres,
@@ -135,7 +135,7 @@ def _backend(key: _Key) -> tuple[SandboxBackend, bool]:
     if key.choice in {"auto", "bubblewrap"}:
         bwrap = _bwrap_path(key.search_path)
         if bwrap is None:
-            logger.warning("Tool sandbox: %s.", SOURCE_TOOLS_OFF)
+            logger.info("Tool sandbox: %s.", SOURCE_TOOLS_OFF)
             reason = (
                 "Source tools cannot run: this server has no working sandbox (bwrap is not installed). "
                 "An operator must install bubblewrap (apt-get install bubblewrap); tools are never run "
