@@ -69,6 +69,12 @@ class ProviderAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
     list_select_related = ("organization",)
     readonly_fields = ("status", "status_reason", "checked_at", "last_synced")
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Provider | None = None) -> tuple[str, ...]:
+        """A saved provider keeps its name and type, as in Letta (its ``PATCH`` changes neither): its
+        models' handles (``name/model``) are in agents, and a rename would leave them naming nothing."""
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        return readonly if obj is None else (*readonly, "name", "provider_type")
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Provider]:
         """Organizations' providers only: the server's come from its settings."""
         return super().get_queryset(request).filter(organization__isnull=False)
