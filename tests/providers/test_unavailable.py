@@ -11,6 +11,7 @@ from providers.models import Provider
 from tests.fake_llm.listings import ListingFault
 
 if TYPE_CHECKING:
+    from pytest_django.fixtures import SettingsWrapper
     from rest_framework.test import APIClient
 
     from tests.fake_llm.server import FakeLLMServer
@@ -52,3 +53,20 @@ def test_the_model_list_asks_stale_providers_and_answers_200_when_each_fails_its
         name: ("unavailable", reason) for name, (_, reason) in FAILURES.items()
     }
     assert elapsed < 5, "a provider that does not answer holds the list for its read timeout only"
+
+
+def test_providers_that_all_time_out_hold_the_list_for_one_timeout_not_the_sum(
+    alice_api: APIClient, org_providers: OrgProviders, fake_llm: FakeLLMServer, settings: SettingsWrapper
+) -> None:
+    settings.PROVIDER_DISCOVERY_READ_TIMEOUT = 1.0
+    for protocol in ("openai", "anthropic", "ollama"):
+        fake_llm.fail_listings(protocol, ListingFault("timeout", stall=4.0))  # type: ignore[arg-type]
+    Provider.objects.filter(organization=org_providers.openai.organization).update(checked_at=None)
+
+    started = time.monotonic()
+    models = alice_api.get("/v1/models/")
+    elapsed = time.monotonic() - started
+
+    assert models.status_code == 200
+    assert {item["unavailable_reason"] for item in models.json()[:-1]} == {"The provider did not answer in time."}
+    assert elapsed < 2.5, f"three 1 s timeouts took {elapsed:.1f} s"
