@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
 
 from accounts.admin_scoping import OrgScopedAdminMixin
+from core.errors import ApplicationError
 from providers.models import Provider, ProviderModel
+from providers.services import provider_name_checked
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -36,6 +38,17 @@ class ProviderForm(forms.ModelForm):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if "organization" in self.fields:
             self.fields["organization"].required = True  # a row without one is a server provider
+
+    def clean(self) -> dict[str, Any]:
+        """A new provider's name follows the API's rules: no '/', no space, not a server provider's, unique."""
+        cleaned: dict[str, Any] = super().clean() or {}
+        organization, name = cleaned.get("organization"), cleaned.get("name")
+        if self.instance._state.adding and organization is not None and name:
+            try:
+                cleaned["name"] = provider_name_checked(organization, name)
+            except ApplicationError as exc:
+                self.add_error("name", str(exc).removeprefix("INVALID_ARGUMENT: "))
+        return cleaned
 
     def save(self, commit: bool = True) -> Provider:
         instance: Provider = super().save(commit=False)

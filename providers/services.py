@@ -60,7 +60,8 @@ def _max_age() -> timedelta:
 # --- validation --------------------------------------------------------------------------
 
 
-def _check_name(organization: Organization, name: str, *, exclude: Provider | None = None) -> str:
+def provider_name_checked(organization: Organization, name: str, *, exclude: Provider | None = None) -> str:
+    """``name`` stripped, if an organization's new provider may take it (``InvalidArgument`` or ``Conflict``)."""
     name = (name or "").strip()
     if not name or len(name) > MAX_NAME_LENGTH or "/" in name or any(ch.isspace() for ch in name):
         raise InvalidArgument(
@@ -123,7 +124,7 @@ def provider_create(
 ) -> Provider:
     """Add an organization's provider and list its models at once (a failure leaves it unavailable, saved)."""
     provider_type = _check_type(provider_type)
-    name = _check_name(organization, name)
+    name = provider_name_checked(organization, name)
     base_url = _check_base_url(provider_type, base_url)
     _check_key(provider_type, api_key, base_url)
     provider = Provider(

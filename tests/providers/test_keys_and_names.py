@@ -100,3 +100,30 @@ def test_a_saved_providers_name_and_type_stay_so_its_agents_handles_keep_naming_
     assert (provider.name, provider.provider_type, provider.api_key) == ("my-claude", "anthropic", ANTHROPIC_KEY)
     config = alice_api.get(f"/v1/agents/{agent.public_id}").json()["llm_config"]
     assert (config["handle"], config["model_endpoint_type"]) == ("my-claude/claude-sonnet-4-6", "anthropic")
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [("a/b", "no '/'"), ("demo", "conflicts with an existing base provider"), ("my-claude", "already exists")],
+)
+def test_the_admin_refuses_a_new_provider_name_the_api_would_refuse(
+    client: Client, cast: Cast, org_providers: OrgProviders, name: str, error: str
+) -> None:
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    response = client.post(
+        reverse("admin:providers_provider_add"),
+        {
+            "organization": cast.org_a.pk,
+            "name": name,
+            "provider_type": "openai",
+            "api_key": "sk-new",
+            "base_url": "",
+            "models-TOTAL_FORMS": "0",
+            "models-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 200
+    assert error in " ".join(response.context["adminform"].form.errors["name"])
+    assert Provider.objects.filter(organization=cast.org_a).count() == 3
