@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
 
 from accounts.admin_scoping import OrgScopedAdminMixin
+from core.errors import ApplicationError
 from providers.models import Provider, ProviderModel
+from providers.services import provider_name_checked
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -36,6 +38,17 @@ class ProviderForm(forms.ModelForm):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if "organization" in self.fields:
             self.fields["organization"].required = True  # a row without one is a server provider
+
+    def clean(self) -> dict[str, Any]:
+        """A new provider's name follows the API's rules: no '/', no space, not a server provider's, unique."""
+        cleaned: dict[str, Any] = super().clean() or {}
+        organization, name = cleaned.get("organization"), cleaned.get("name")
+        if self.instance._state.adding and organization is not None and name:
+            try:
+                cleaned["name"] = provider_name_checked(organization, name)
+            except ApplicationError as exc:
+                self.add_error("name", str(exc).removeprefix("INVALID_ARGUMENT: "))
+        return cleaned
 
     def save(self, commit: bool = True) -> Provider:
         instance: Provider = super().save(commit=False)
@@ -68,6 +81,12 @@ class ProviderAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
     search_fields = ("name", "organization__name", "organization__slug", "base_url")
     list_select_related = ("organization",)
     readonly_fields = ("status", "status_reason", "checked_at", "last_synced")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Provider | None = None) -> tuple[str, ...]:
+        """A saved provider keeps its name and type, as in Letta (its ``PATCH`` changes neither): its
+        models' handles (``name/model``) are in agents, and a rename would leave them naming nothing."""
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        return readonly if obj is None else (*readonly, "name", "provider_type")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Provider]:
         """Organizations' providers only: the server's come from its settings."""

@@ -18,6 +18,9 @@ from providers.models import ModelKind, Provider, ProviderModel, ProviderStatus
 from providers.types import DEMO, SPECS, TYPE_ORDER, ProviderCategory
 
 if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Iterable
+
     from accounts.models import Organization
     from accounts.scoping import Order
     from providers.endpoints import Endpoint
@@ -157,6 +160,44 @@ def provider_names(*, organization: Organization | None) -> list[str]:
     """The names a handle may start with: the organization's providers and the server's."""
     own = list(Provider.objects.for_org(organization).byok().values_list("name", flat=True))
     return list(dict.fromkeys([*own, *(endpoint.name for endpoint in base_endpoints())]))
+
+
+@dataclass(frozen=True)
+class HandleProvider:
+    """What an agent's state says of the provider its handle names (Letta's ``LLMConfig`` fields)."""
+
+    name: str
+    provider_type: str
+    category: str
+    endpoint_type: str
+    embedding_endpoint_type: str
+    endpoint: str | None
+
+
+def handle_providers(
+    *, organization: Organization | uuid.UUID | None, names: Iterable[str]
+) -> dict[str, HandleProvider]:
+    """The providers handles starting with ``names`` name (the organization's own, else the server's), in one query.
+
+    A name that names no provider (a deleted one, the demo model) is left out."""
+    wanted = {name for name in names if name and name != DEMO}
+    own = {
+        provider.name: byok_endpoint(provider)
+        for provider in Provider.objects.for_org(organization).byok().filter(name__in=wanted)
+    }
+    base = {endpoint.name: endpoint for endpoint in base_endpoints() if endpoint.name in wanted - set(own)}
+    found = {}
+    for name, endpoint in {**base, **own}.items():
+        spec = endpoint.spec
+        found[name] = HandleProvider(
+            name=name,
+            provider_type=endpoint.provider_type,
+            category=endpoint.category,
+            endpoint_type=spec.endpoint_type,
+            embedding_endpoint_type=spec.embedding_endpoint_type,
+            endpoint=endpoint.public_endpoint if endpoint.category == ProviderCategory.BYOK else None,
+        )
+    return found
 
 
 def provider_type_of(*, organization: Organization | None, name: str) -> str | None:

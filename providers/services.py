@@ -10,6 +10,8 @@ models are stored and refreshed the same way.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -20,7 +22,7 @@ from django.utils import timezone
 from core.egress import UnsafeProviderURL, check_provider_url
 from core.errors import ApplicationError, Conflict, InvalidArgument
 from providers import selectors
-from providers.discovery import DiscoveryFailed, discover
+from providers.discovery import DiscoveredModel, DiscoveryFailed, discover
 from providers.endpoints import base_endpoints, byok_endpoint, candidate_endpoint
 from providers.models import Provider, ProviderModel, ProviderStatus
 from providers.types import DEMO, SPECS, ProviderCategory
@@ -34,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 #: A provider that failed is asked again after this long, even when its models are not yet stale.
 RETRY_FAILED_SECONDS = 60
+#: How many providers a model list asks at once.
+MAX_PARALLEL_LISTINGS = 8
 MAX_NAME_LENGTH = 100
 # Names no organization may take: the demo model's, and Letta's free models'.
 RESERVED_NAMES = frozenset({DEMO, "letta"})
@@ -56,7 +60,8 @@ def _max_age() -> timedelta:
 # --- validation --------------------------------------------------------------------------
 
 
-def _check_name(organization: Organization, name: str, *, exclude: Provider | None = None) -> str:
+def provider_name_checked(organization: Organization, name: str, *, exclude: Provider | None = None) -> str:
+    """``name`` stripped, if an organization's new provider may take it (``InvalidArgument`` or ``Conflict``)."""
     name = (name or "").strip()
     if not name or len(name) > MAX_NAME_LENGTH or "/" in name or any(ch.isspace() for ch in name):
         raise InvalidArgument(
@@ -119,7 +124,7 @@ def provider_create(
 ) -> Provider:
     """Add an organization's provider and list its models at once (a failure leaves it unavailable, saved)."""
     provider_type = _check_type(provider_type)
-    name = _check_name(organization, name)
+    name = provider_name_checked(organization, name)
     base_url = _check_base_url(provider_type, base_url)
     _check_key(provider_type, api_key, base_url)
     provider = Provider(
@@ -190,27 +195,47 @@ def _check_endpoint(endpoint: Endpoint) -> None:
         raise ProviderCheckFailed(exc.kind, exc.reason) from exc
 
 
+@dataclass(frozen=True)
+class _Listing:
+    """What one ask of a provider gave: its models, or why it failed (``None``: nothing to ask)."""
+
+    found: list[DiscoveredModel] | None = None
+    failure: DiscoveryFailed | None = None
+
+
+def _ask(endpoint: Endpoint | None) -> _Listing:
+    """One provider's models (HTTP only, no database: safe in a worker thread)."""
+    if endpoint is None:
+        return _Listing()
+    try:
+        return _Listing(found=discover(endpoint))
+    except DiscoveryFailed as exc:
+        return _Listing(failure=exc)
+
+
 def provider_refresh(*, provider: Provider) -> Provider:
     """List ``provider``'s models again: new ones are added, gone ones removed; a failure keeps them, unavailable."""
-    endpoint = selectors.endpoint_of(provider)
+    return _store_listing(provider, _ask(selectors.endpoint_of(provider)))
+
+
+def _store_listing(provider: Provider, listing: _Listing) -> Provider:
     now = timezone.now()
-    try:
-        found = discover(endpoint) if endpoint is not None else None
-    except DiscoveryFailed as exc:
-        logger.info("Provider %s (%s) is unavailable: %s", provider.name, provider.pk, exc.reason)
+    if listing.failure is not None:
+        reason = listing.failure.reason
+        logger.info("Provider %s (%s) is unavailable: %s", provider.name, provider.pk, reason)
         Provider.objects.filter(pk=provider.pk).update(
-            status=ProviderStatus.UNAVAILABLE, status_reason=exc.reason, checked_at=now
+            status=ProviderStatus.UNAVAILABLE, status_reason=reason, checked_at=now
         )
         provider.refresh_from_db()
         return provider
-    if found is None:
+    if listing.found is None:
         return provider
     with transaction.atomic():
-        kept = {(model.kind, model.name) for model in found}
+        kept = {(model.kind, model.name) for model in listing.found}
         stored = {(row.kind, row.name): row for row in ProviderModel.objects.filter(provider=provider)}
         gone = [row.pk for key, row in stored.items() if key not in kept]
         ProviderModel.objects.filter(pk__in=gone).delete()
-        for model in found:
+        for model in listing.found:
             ProviderModel.objects.update_or_create(
                 provider=provider,
                 kind=model.kind,
@@ -228,6 +253,19 @@ def provider_refresh(*, provider: Provider) -> Provider:
         )
     provider.refresh_from_db()
     return provider
+
+
+def providers_refresh(providers: list[Provider]) -> None:
+    """Refresh ``providers``, asking them at once (threads doing HTTP only), then storing what each gave:
+    a list waits for its slowest provider, not for the sum of their timeouts."""
+    endpoints = [selectors.endpoint_of(provider) for provider in providers]
+    if len(providers) < 2:
+        listings = [_ask(endpoint) for endpoint in endpoints]
+    else:
+        with ThreadPoolExecutor(max_workers=min(len(providers), MAX_PARALLEL_LISTINGS)) as pool:
+            listings = list(pool.map(_ask, endpoints))
+    for provider, listing in zip(providers, listings, strict=True):
+        _store_listing(provider, listing)
 
 
 def base_providers_sync() -> list[Provider]:
@@ -278,9 +316,7 @@ def providers_refresh_stale(*, organization: Organization | None) -> None:
     now = timezone.now()
     base = base_providers_sync()
     own = list(Provider.objects.for_org(organization).byok())
-    for provider in [*own, *base]:
-        if _stale(provider, now):
-            provider_refresh(provider=provider)
+    providers_refresh([provider for provider in [*own, *base] if _stale(provider, now)])
 
 
 def providers_refresh_all() -> int:

@@ -13,7 +13,7 @@ from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import cursor_parameters, errors
-from agents.api.states import agent_state_of
+from agents.api.states import agent_state_of, providers_of
 from agents.errors import ValidationFailed
 from agents.wire.resources import AgentState
 from agents.wire.tools import Tool, tool_json
@@ -95,7 +95,13 @@ class AgentListView(OrgScopedAPIView):
         )
         pending = _pending_approval_included(self)
         message_ids = selectors.in_context_message_ids(agents)
-        return Response([agent_state_of(agent, pending=pending, message_ids=message_ids[agent.pk]) for agent in agents])
+        providers = providers_of(agents)
+        return Response(
+            [
+                agent_state_of(agent, pending=pending, message_ids=message_ids[agent.pk], providers=providers)
+                for agent in agents
+            ]
+        )
 
     @extend_schema(operation_id="agents_create", request=s.AgentCreateInput, responses={200: AgentState, **ERRORS})
     def post(self, request: Request) -> Response:

@@ -10,14 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from agents.api.base import OrgScopedAPIView
 from agents.errors import ValidationFailed
 from providers import services as provider_services
 from providers.types import ProviderCategory
-from providers.wire import embedding_model_json, model_json
+from providers.wire import EmbeddingModel, Model, embedding_model_json, model_json
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -55,47 +54,6 @@ LETTA_PROVIDER_TYPES = (
 )
 
 
-class ModelOutput(serializers.Serializer):
-    """Letta's ``Model`` (documentation only): every ``LLMConfig`` field plus the new names."""
-
-    handle = serializers.CharField()
-    name = serializers.CharField()
-    display_name = serializers.CharField()
-    provider_type = serializers.CharField()
-    provider_name = serializers.CharField()
-    provider_category = serializers.ChoiceField(choices=ProviderCategory.values)
-    model_type = serializers.CharField()
-    model = serializers.CharField()
-    model_endpoint_type = serializers.CharField()
-    model_endpoint = serializers.CharField(allow_null=True)
-    context_window = serializers.IntegerField()
-    max_context_window = serializers.IntegerField()
-    max_tokens = serializers.IntegerField(allow_null=True)
-    temperature = serializers.FloatField()
-    enable_reasoner = serializers.BooleanField()
-    parallel_tool_calls = serializers.BooleanField()
-    available = serializers.BooleanField(help_text="Whether its provider answered the last time it was asked.")
-    unavailable_reason = serializers.CharField(allow_null=True, help_text="Why its provider did not answer.")
-    limits_source = serializers.CharField(help_text="provider, models.dev or default.")
-
-
-class EmbeddingModelOutput(serializers.Serializer):
-    """Letta's ``EmbeddingModel`` (documentation only)."""
-
-    handle = serializers.CharField()
-    name = serializers.CharField()
-    display_name = serializers.CharField()
-    provider_type = serializers.CharField()
-    provider_name = serializers.CharField()
-    model_type = serializers.CharField()
-    embedding_dim = serializers.IntegerField()
-    embedding_model = serializers.CharField()
-    embedding_endpoint_type = serializers.CharField()
-    embedding_endpoint = serializers.CharField(allow_null=True)
-    embedding_chunk_size = serializers.IntegerField()
-    batch_size = serializers.IntegerField()
-
-
 class ModelListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="models_list",
@@ -113,7 +71,7 @@ class ModelListView(OrgScopedAPIView):
                 "provider_type", str, enum=list(LETTA_PROVIDER_TYPES), description="Only models of this type."
             ),
         ],
-        responses={200: ModelOutput(many=True)},
+        responses={200: list[Model]},
     )
     def get(self, request: Request) -> Response:
         categories = self.query_list("provider_category")
@@ -145,7 +103,7 @@ class EmbeddingModelListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="models_list_embedding_models",
         description="The embedding models of the organization's providers and the server's; the demo one last.",
-        responses={200: EmbeddingModelOutput(many=True)},
+        responses={200: list[EmbeddingModel]},
     )
     def get(self, request: Request) -> Response:
         models = provider_services.embedding_model_list_fresh(organization=self.organization)

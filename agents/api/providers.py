@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.response import Response
 
 from agents.api.base import OrgScopedAPIView
@@ -19,15 +20,15 @@ from agents.api.openapi import cursor_parameters, errors
 from providers import selectors as provider_selectors
 from providers import services as provider_services
 from providers.services import ProviderCheckFailed
-from providers.types import ProviderCategory, ProviderType
-from providers.wire import provider_json
+from providers.types import ProviderType
+from providers.wire import CheckRefused, Provider, ProviderMessage, check_refused, provider_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rest_framework.request import Request
 
-    from providers.models import Provider
+    from providers.models import Provider as ProviderRow
 
 ERRORS = errors(400, 404, 409, 422)
 
@@ -36,43 +37,23 @@ def _text(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(required=False, allow_null=True, allow_blank=True, **kwargs)
 
 
-class ProviderOutput(serializers.Serializer):
-    """Letta's ``Provider`` (documentation only); the key fields are always null."""
+class RequiredKey(serializers.CharField):
+    """Letta's ``api_key``: required in the body (FastAPI's 422 ``missing``), though ``""`` or null may be given
+    (a local server without a key; on a change, the stored key stays)."""
 
-    id = serializers.CharField()
-    name = serializers.CharField()
-    provider_type = serializers.ChoiceField(choices=ProviderType.choices)
-    provider_category = serializers.ChoiceField(choices=ProviderCategory.values)
-    api_key = serializers.CharField(allow_null=True, help_text="Always null: the key is never shown.")
-    base_url = serializers.CharField(allow_null=True)
-    access_key = serializers.CharField(allow_null=True)
-    region = serializers.CharField(allow_null=True)
-    api_version = serializers.CharField(allow_null=True)
-    organization_id = serializers.CharField(allow_null=True)
-    updated_at = serializers.DateTimeField(allow_null=True)
-    last_synced = serializers.DateTimeField(allow_null=True)
-    api_key_enc = serializers.CharField(allow_null=True, help_text="Always null.")
-    access_key_enc = serializers.CharField(allow_null=True, help_text="Always null.")
-    has_api_key = serializers.BooleanField()
-    status = serializers.ChoiceField(choices=["unknown", "available", "unavailable"])
-    status_reason = serializers.CharField(allow_null=True, help_text="Why its models could not be listed.")
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_null=True, allow_blank=True, max_length=4000, **kwargs)
 
-
-class MessageOutput(serializers.Serializer):
-    message = serializers.CharField()
-
-
-class CheckFailedOutput(serializers.Serializer):
-    """A 401: the provider refused the key (Letta's ``error``), or the request had no valid API key (``detail``)."""
-
-    error = serializers.DictField(required=False, help_text='{"type": "llm_authentication", "message", "detail"}')
-    detail = serializers.JSONField(required=False, help_text="No API key, or one that is invalid.")
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if data is empty:
+            raise serializers.ValidationError("Field required", code="missing")
+        return super().validate_empty_values(data)
 
 
 class ProviderCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     provider_type = serializers.ChoiceField(choices=ProviderType.choices)
-    api_key = _text(max_length=4000, help_text="Not needed by local servers (Ollama, vLLM, LM Studio).")
+    api_key = RequiredKey(help_text='Required; "" for local servers that need none (Ollama, vLLM, LM Studio).')
     access_key = _text(max_length=4000, help_text="Ignored (Bedrock only).")
     region = _text(max_length=60)
     base_url = _text(max_length=500)
@@ -80,7 +61,7 @@ class ProviderCreateInput(serializers.Serializer):
 
 
 class ProviderUpdateInput(serializers.Serializer):
-    api_key = _text(max_length=4000, help_text="Empty or left out: the stored key stays (unless base_url changes).")
+    api_key = RequiredKey(help_text='Required; "" keeps the stored key (unless base_url changes).')
     access_key = _text(max_length=4000)
     region = _text(max_length=60)
     base_url = _text(max_length=500)
@@ -89,7 +70,7 @@ class ProviderUpdateInput(serializers.Serializer):
 
 class ProviderCheckInput(serializers.Serializer):
     provider_type = serializers.ChoiceField(choices=ProviderType.choices)
-    api_key = _text(max_length=4000)
+    api_key = RequiredKey(help_text='Required; "" for local servers that need none.')
     access_key = _text(max_length=4000)
     region = _text(max_length=60)
     base_url = _text(max_length=500)
@@ -109,12 +90,7 @@ def _checked(provider_type: str, check: Callable[[], None]) -> Response:
         check()
     except ProviderCheckFailed as exc:
         if exc.kind == "auth":
-            error = {
-                "type": "llm_authentication",
-                "message": "Authentication failed with the LLM model provider.",
-                "detail": f"UNAUTHENTICATED: {exc.reason}",
-            }
-            return Response({"error": error}, status=401)
+            return Response(check_refused(exc.reason), status=401)
         return Response({"detail": exc.reason}, status=400)
     return Response({"message": f"Valid api key for provider_type={provider_type}"})
 
@@ -130,7 +106,7 @@ class ProviderListView(OrgScopedAPIView):
             ),
             *cursor_parameters("provider", limit=50, order="desc"),
         ],
-        responses={200: ProviderOutput(many=True), **errors(404)},
+        responses={200: list[Provider], **errors(404)},
     )
     def get(self, request: Request) -> Response:
         providers = provider_selectors.provider_list(
@@ -145,7 +121,7 @@ class ProviderListView(OrgScopedAPIView):
         operation_id="providers_create",
         description="Add a provider of the organization; its models are listed at once.",
         request=ProviderCreateInput,
-        responses={200: ProviderOutput, **ERRORS},
+        responses={200: Provider, **ERRORS},
     )
     def post(self, request: Request) -> Response:
         data = _body(request, ProviderCreateInput)
@@ -163,7 +139,7 @@ class ProviderCheckView(OrgScopedAPIView):
         operation_id="providers_check",
         description="Whether these credentials list models (nothing is saved).",
         request=ProviderCheckInput,
-        responses={200: MessageOutput, 401: CheckFailedOutput, **errors(400, 422)},
+        responses={200: ProviderMessage, 401: CheckRefused, **errors(400, 422)},
     )
     def post(self, request: Request) -> Response:
         data = _body(request, ProviderCheckInput)
@@ -177,10 +153,10 @@ class ProviderCheckView(OrgScopedAPIView):
 
 
 class ProviderDetailView(OrgScopedAPIView):
-    def _provider(self, provider_id: str) -> Provider:
+    def _provider(self, provider_id: str) -> ProviderRow:
         return provider_selectors.provider_get(organization=self.organization, provider_id=provider_id)
 
-    @extend_schema(operation_id="providers_retrieve", responses={200: ProviderOutput, **errors(404)})
+    @extend_schema(operation_id="providers_retrieve", responses={200: Provider, **errors(404)})
     def get(self, request: Request, provider_id: str) -> Response:
         return Response(provider_json(self._provider(provider_id)))
 
@@ -188,7 +164,7 @@ class ProviderDetailView(OrgScopedAPIView):
         operation_id="providers_modify",
         description="Change its key, base URL, region or API version; its models are listed again.",
         request=ProviderUpdateInput,
-        responses={200: ProviderOutput, **ERRORS},
+        responses={200: Provider, **ERRORS},
     )
     def patch(self, request: Request, provider_id: str) -> Response:
         provider = self._provider(provider_id)
@@ -199,7 +175,7 @@ class ProviderDetailView(OrgScopedAPIView):
         )
         return Response(provider_json(provider))
 
-    @extend_schema(operation_id="providers_delete", responses={200: MessageOutput, **errors(404)})
+    @extend_schema(operation_id="providers_delete", responses={200: ProviderMessage, **errors(404)})
     def delete(self, request: Request, provider_id: str) -> Response:
         provider = self._provider(provider_id)
         public_id = provider.public_id
@@ -212,7 +188,7 @@ class ProviderStoredCheckView(OrgScopedAPIView):
         operation_id="providers_check_existing",
         description="Whether the provider's stored credentials list models.",
         request=None,
-        responses={200: MessageOutput, 401: CheckFailedOutput, **errors(400, 404)},
+        responses={200: ProviderMessage, 401: CheckRefused, **errors(400, 404)},
     )
     def post(self, request: Request, provider_id: str) -> Response:
         provider = provider_selectors.provider_get(organization=self.organization, provider_id=provider_id)
@@ -227,7 +203,7 @@ class ProviderRefreshView(OrgScopedAPIView):
             "answer keeps its models, marked unavailable, and says why in status_reason."
         ),
         request=None,
-        responses={200: ProviderOutput, **errors(404)},
+        responses={200: Provider, **errors(404)},
     )
     def patch(self, request: Request, provider_id: str) -> Response:
         provider = provider_selectors.provider_get(organization=self.organization, provider_id=provider_id)

@@ -19,18 +19,25 @@ from agents.wire.tools import Tool, tool_json
 from agents.wire.values import DateTime, StopReasonValue, letta_timestamp, public_id
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from agents.models import Agent, Message
     from agents.models import Block as BlockRow
     from agents.models import Run as RunRow
     from agents.models import Step as StepRow
+    from providers.selectors import HandleProvider
     from tools.models import AgentTool
 
 _DEFAULT_ENDPOINTS = {
     "anthropic": "https://api.anthropic.com/v1",
     "openai": "https://api.openai.com/v1",
 }
+
+# SDK 1.12's ``model_settings`` classes by ``provider_type``; an OpenAI-compatible server of another type
+# (Ollama, vLLM) is called over OpenAI's wire and shows OpenAI's settings, which 1.12 can parse.
+_MODEL_SETTINGS_TYPES = frozenset(
+    {"openai", "anthropic", "google_ai", "google_vertex", "azure", "xai", "groq", "deepseek", "together", "openrouter"}
+)
 
 StepStatusName = Literal["pending", "success", "failed", "cancelled"]
 RunStatusName = Literal["created", "running", "completed", "failed", "cancelled"]
@@ -177,16 +184,22 @@ def model_endpoint(provider: str) -> str | None:
     return _DEFAULT_ENDPOINTS.get(provider)
 
 
-def llm_config(agent: Agent) -> LlmConfig:
-    """Letta's ``LlmConfig``, built from the agent's model fields."""
-    provider, model = split_handle(agent.model)
+def _endpoint_type(handle: str, provider: HandleProvider | None) -> str:
+    """Letta's endpoint type of a handle: its provider's type's (``my-claude/…`` → ``anthropic``), else its prefix."""
+    return provider.endpoint_type if provider is not None else split_handle(handle)[0]
+
+
+def llm_config(agent: Agent, provider: HandleProvider | None = None) -> LlmConfig:
+    """Letta's ``LlmConfig``, built from the agent's model fields and the provider its handle names."""
+    name, model = split_handle(agent.model)
+    endpoint_type = _endpoint_type(agent.model, provider)
     return {
         "model": model,
         "display_name": None,
-        "model_endpoint_type": provider,
-        "model_endpoint": model_endpoint(provider),
-        "provider_name": provider,
-        "provider_category": "base",
+        "model_endpoint_type": endpoint_type,
+        "model_endpoint": (provider.endpoint if provider else None) or model_endpoint(endpoint_type),
+        "provider_name": name,
+        "provider_category": provider.category if provider is not None else "base",
         "model_wrapper": None,
         "context_window": agent.context_window,
         "put_inner_thoughts_in_kwargs": False,
@@ -204,31 +217,36 @@ def llm_config(agent: Agent) -> LlmConfig:
     }
 
 
-def model_settings(agent: Agent) -> ModelSettings:
-    """1.x's ``model_settings`` (beside ``llm_config``): the agent's sampling settings by provider."""
-    provider, _ = split_handle(agent.model)
+def model_settings(agent: Agent, provider: HandleProvider | None = None) -> ModelSettings:
+    """1.x's ``model_settings`` (beside ``llm_config``): the agent's sampling settings by provider type."""
+    endpoint_type = _endpoint_type(agent.model, provider)
+    if provider is not None and endpoint_type not in _MODEL_SETTINGS_TYPES:
+        endpoint_type = "openai"
     result: ModelSettings = {
-        "provider_type": provider,
+        "provider_type": endpoint_type,
         "max_output_tokens": agent.max_tokens,
         "parallel_tool_calls": agent.parallel_tool_calls,
         "temperature": agent.temperature,
     }
-    if provider == "anthropic":
+    if endpoint_type == "anthropic":
         budget = agent.max_reasoning_tokens if agent.enable_reasoner else 0
         result["thinking"] = {"type": "enabled" if budget else "disabled", "budget_tokens": budget}
-    elif provider == "openai":
+    elif endpoint_type == "openai":
         result["reasoning"] = {"reasoning_effort": agent.reasoning_effort or None}
     return result
 
 
-def embedding_config(handle: str) -> EmbeddingConfig:
+def embedding_config(handle: str, provider: HandleProvider | None = None) -> EmbeddingConfig:
     """Letta's ``EmbeddingConfig`` for an embedding handle (validated by ``agents.services``)."""
-    provider, model = split_handle(handle or DEFAULT_EMBEDDING_HANDLE)
+    name, model = split_handle(handle or DEFAULT_EMBEDDING_HANDLE)
     endpoint: str | None
-    if provider == "letta":
+    if name == "letta":
         endpoint_type, endpoint, dim = "hugging-face", "https://embeddings.letta.com/", 1024
+    elif provider is not None:
+        endpoint_type = provider.embedding_endpoint_type
+        endpoint, dim = provider.endpoint or model_endpoint(endpoint_type), 2000
     else:
-        endpoint_type, endpoint, dim = provider, model_endpoint(provider), 2000
+        endpoint_type, endpoint, dim = name, model_endpoint(name), 2000
     return {
         "embedding_endpoint_type": endpoint_type,
         "embedding_endpoint": endpoint,
@@ -259,6 +277,7 @@ def agent_state(
     agent_tools: Sequence[AgentTool],
     message_ids: Sequence[Any],
     pending_approval: Message | None = None,
+    providers: Mapping[str, HandleProvider] | None = None,
 ) -> AgentState:
     """Letta's ``AgentState``.
 
@@ -268,7 +287,12 @@ def agent_state(
     the ``AgentTool`` row is the single source of truth for approval. ``pending_approval`` is
     the assistant row waiting for a human, when the caller asked for it
     (``include=agent.pending_approval``); it becomes its approval request message.
+    ``providers`` are the providers its model and embedding handles name, by name
+    (``providers.selectors.handle_providers``): an organization's ``my-claude/…`` is an
+    ``anthropic`` model of category ``byok``.
     """
+    providers = providers or {}
+    model_provider = providers.get(split_handle(agent.model)[0])
     stored_rules = [rule for rule in agent.tool_rules or [] if rule.get("type") != "requires_approval"]
     block_list = blocks_json(blocks)
     return {
@@ -282,8 +306,8 @@ def agent_state(
         "message_ids": [public_id("message", pk) or "" for pk in message_ids],
         "system": agent.system,
         "agent_type": AGENT_TYPE,
-        "llm_config": llm_config(agent),
-        "embedding_config": embedding_config(agent.embedding),
+        "llm_config": llm_config(agent, model_provider),
+        "embedding_config": embedding_config(agent.embedding, providers.get(split_handle(agent.embedding)[0])),
         "response_format": None,
         "description": agent.description or None,
         "metadata": dict(agent.metadata) if agent.metadata else None,
@@ -312,7 +336,7 @@ def agent_state(
         "per_file_view_window_char_limit": 15000,
         "hidden": None,
         "model": agent.model,
-        "model_settings": model_settings(agent),
+        "model_settings": model_settings(agent, model_provider),
         "compaction_settings": compaction_settings(agent),
         "embedding": agent.embedding or None,
         "pending_approval": cast("ApprovalRequestMessage | None", approval_request(pending_approval)),

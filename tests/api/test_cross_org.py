@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.utils import timezone
 
 from agents import services
 from agents.api.urls import urlpatterns
@@ -311,3 +312,39 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
     assert response.status_code == 200
     listed = {item["id"] for item in response.json()}
     assert listed.isdisjoint(org_a_ids)
+
+
+def test_another_orgs_provider_and_its_models_are_not_listed_usable_or_given_away_by_name(
+    charlie_api: APIClient, rows: Rows, settings: Any
+) -> None:
+    settings.PROVIDER_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1"]
+    ProviderModel.objects.create(provider=rows.provider, name="gpt-4o-mini", context_window=128_000)
+    Provider.objects.filter(pk=rows.provider.pk).update(status="available", checked_at=timezone.now())
+    before = rows.snapshot()
+
+    answers = {
+        "models": charlie_api.get("/v1/models/"),
+        "by_name": charlie_api.get("/v1/models/?provider_name=alices-llm"),
+        "embedding": charlie_api.get("/v1/models/embedding"),
+        "create_agent": charlie_api.post(
+            "/v1/agents/", {"name": "x", "model": "alices-llm/gpt-4o-mini"}, format="json"
+        ),
+        "switch_model": charlie_api.patch(
+            f"/v1/agents/{rows.charlies_agent.public_id}", {"model": "alices-llm/gpt-4o-mini"}, format="json"
+        ),
+        "same_name": charlie_api.post(
+            "/v1/providers",
+            {"name": "alices-llm", "provider_type": "vllm", "api_key": "", "base_url": "http://127.0.0.1:9/v1"},
+            format="json",
+        ),
+    }
+
+    assert "alices-llm/" not in answers["models"].content.decode() + answers["embedding"].content.decode()
+    assert answers["by_name"].json() == []
+    assert answers["create_agent"].status_code == answers["switch_model"].status_code == 400
+    assert answers["same_name"].status_code == 200
+    assert answers["same_name"].json()["organization_id"] == rows.charlies_agent.organization.public_id
+    assert all("sk-alices-provider-key" not in answer.content.decode() for answer in answers.values())
+    Provider.objects.filter(organization=rows.charlies_agent.organization).delete()
+    assert rows.snapshot() == before
+    assert Agent.objects.get(pk=rows.charlies_agent.pk).model == "demo/echo-1"

@@ -267,11 +267,11 @@ def test_check_answers_lettas_message_or_its_authentication_error(
         ({"name": "demo", "provider_type": "openai", "api_key": "k"}, 400, "conflicts with an existing base"),
         ({"name": "my-claude", "provider_type": "anthropic", "api_key": "k"}, 409, "already exists"),
         ({"name": "a/b", "provider_type": "openai", "api_key": "k"}, 400, "no '/'"),
-        ({"name": "local", "provider_type": "ollama"}, 400, "needs its base URL"),
-        ({"name": "claude2", "provider_type": "anthropic"}, 400, "needs an API key"),
+        ({"name": "local", "provider_type": "ollama", "api_key": ""}, 400, "needs its base URL"),
+        ({"name": "claude2", "provider_type": "anthropic", "api_key": ""}, 400, "needs an API key"),
         ({"name": "x", "provider_type": "bedrock", "api_key": "k"}, 422, "provider_type"),
         (
-            {"name": "lan", "provider_type": "vllm", "base_url": "http://10.0.0.5:8000/v1"},
+            {"name": "lan", "provider_type": "vllm", "api_key": "", "base_url": "http://10.0.0.5:8000/v1"},
             400,
             "PROVIDER_ALLOWED_PRIVATE_HOSTS",
         ),
@@ -294,6 +294,34 @@ def test_a_provider_that_cannot_be_added_is_refused_with_the_reason(
     assert response.status_code == status
     assert text in json.dumps(response.json())
     assert Provider.objects.filter(organization=org_providers.anthropic.organization).count() == 3
+    assert fake_llm.listing_requests == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("post", "/v1/providers", {"name": "local", "provider_type": "ollama", "base_url": "http://127.0.0.1:1"}),
+        ("post", "/v1/providers/", {"name": "claude2", "provider_type": "anthropic"}),
+        ("post", "/v1/providers/check", {"provider_type": "openai"}),
+        ("patch", "/v1/providers/{provider}", {"base_url": "https://example.com/v1"}),
+    ],
+)
+def test_a_body_without_an_api_key_is_lettas_422_even_where_no_key_is_needed(
+    alice_api: APIClient,
+    org_providers: OrgProviders,
+    fake_llm: FakeLLMServer,
+    method: str,
+    path: str,
+    body: dict[str, Any],
+) -> None:
+    fake_llm.reset()
+
+    response = getattr(alice_api, method)(path.format(provider=org_providers.openai.public_id), body, format="json")
+
+    assert response.status_code == 422
+    assert response.json() == {"detail": [{"loc": ["body", "api_key"], "msg": "Field required", "type": "missing"}]}
+    assert Provider.objects.filter(organization=org_providers.openai.organization).count() == 3
+    assert Provider.objects.get(pk=org_providers.openai.pk).base_url == org_providers.openai.base_url
     assert fake_llm.listing_requests == []
 
 

@@ -119,3 +119,36 @@ def test_a_handle_of_a_provider_the_organization_does_not_have_is_refused(
 ) -> None:
     with pytest.raises(InvalidArgument, match="not supported"):
         services.agent_create(organization=cast.org_b, name="x", model="my-claude/claude-sonnet-4-6")
+
+
+@pytest.mark.parametrize(
+    ("handle", "endpoint_type", "settings_type"),
+    [
+        ("my-openai/gpt-4.1-mini", "openai", "openai"),
+        ("my-ollama/llama3.2:latest", "ollama", "openai"),
+        ("my-claude/claude-sonnet-4-6", "anthropic", "anthropic"),
+    ],
+)
+def test_an_agent_on_an_organizations_provider_shows_that_providers_type_and_category(
+    alice_api: APIClient,
+    cast: Cast,
+    org_providers: OrgProviders,
+    fake_llm: FakeLLMServer,
+    handle: str,
+    endpoint_type: str,
+    settings_type: str,
+) -> None:
+    agent = services.agent_create(
+        organization=cast.org_a, name="typed", model=handle, embedding="my-ollama/nomic-embed-text:latest"
+    )
+
+    state = alice_api.get(f"/v1/agents/{agent.public_id}").json()
+    listed = alice_api.get("/v1/agents/").json()
+
+    config = state["llm_config"]
+    assert (config["handle"], config["provider_name"]) == (handle, handle.split("/")[0])
+    assert (config["model_endpoint_type"], config["provider_category"]) == (endpoint_type, "byok")
+    assert config["model_endpoint"].startswith(fake_llm.url)
+    assert state["model_settings"]["provider_type"] == settings_type
+    assert state["embedding_config"]["embedding_endpoint_type"] == "ollama"
+    assert [item["llm_config"] for item in listed] == [config]
