@@ -6,6 +6,7 @@ from agents.api.views import not_found
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include("agents.api.urls")),
+    path("v1/", include("mcp_servers.api_urls")),
     # After every /v1 route: any other /v1 path answers JSON 404, as Letta does.
     re_path(r"^v1(?:/(?P<path>.*))?$", not_found),
     path("accounts/", include("accounts.urls")),
