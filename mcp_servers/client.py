@@ -21,7 +21,7 @@ from django.conf import settings
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, Implementation
+from mcp.types import REQUEST_TIMEOUT, CallToolResult, Implementation
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -91,19 +91,42 @@ def _timeouts() -> tuple[float, float, float]:
     )
 
 
+@dataclass
+class _Statuses:
+    """The HTTP statuses the server answered (the SDK keeps a 401 to itself: it becomes a generic error)."""
+
+    unauthorized: bool = False
+
+    async def record(self, response: httpx2.Response) -> None:
+        if response.status_code == 401:
+            self.unauthorized = True
+
+    def http_client(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [self.record]})
+
+
 @contextlib.asynccontextmanager
-async def _connected(endpoint: Endpoint, *, read_timeout: float) -> AsyncIterator[Client]:
+async def _connected(endpoint: Endpoint, *, read_timeout: float, statuses: _Statuses) -> AsyncIterator[Client]:
     connect, _list, _call = _timeouts()
     await anyio.to_thread.run_sync(check_mcp_url, endpoint.url)
     timeout = httpx2.Timeout(connect, read=read_timeout)
     if endpoint.server_type == ServerType.SSE:
         transport: Any = sse_client(
-            endpoint.url, headers=dict(endpoint.headers), timeout=connect, sse_read_timeout=read_timeout
+            endpoint.url,
+            headers=dict(endpoint.headers),
+            timeout=connect,
+            sse_read_timeout=read_timeout,
+            httpx_client_factory=statuses.http_client,
         )
         async with Client(transport, read_timeout_seconds=read_timeout, client_info=CLIENT_INFO) as client:
             yield client
         return
-    async with httpx2.AsyncClient(headers=dict(endpoint.headers), timeout=timeout) as http:
+    async with statuses.http_client(headers=dict(endpoint.headers), timeout=timeout) as http:
         transport = streamable_http_client(endpoint.url, http_client=http)
         async with Client(transport, read_timeout_seconds=read_timeout, client_info=CLIENT_INFO) as client:
             yield client
@@ -113,9 +136,10 @@ async def list_tools(endpoint: Endpoint) -> list[MCPTool]:
     """Every tool the server offers (all pages), within the connect and list timeouts."""
     connect, list_seconds, _call = _timeouts()
     tools: list[MCPTool] = []
-    with _translated(endpoint, "listing its tools", connect + list_seconds):
+    statuses = _Statuses()
+    with _translated(endpoint, "listing its tools", list_seconds, connect + list_seconds, statuses):
         with anyio.fail_after(connect + list_seconds):
-            async with _connected(endpoint, read_timeout=list_seconds) as client:
+            async with _connected(endpoint, read_timeout=list_seconds, statuses=statuses) as client:
                 cursor: str | None = None
                 while True:
                     page = await client.list_tools(cursor=cursor)
@@ -129,16 +153,20 @@ async def list_tools(endpoint: Endpoint) -> list[MCPTool]:
 async def call_tool(endpoint: Endpoint, name: str, arguments: dict[str, Any]) -> CallToolResult:
     """Call ``name`` with ``arguments``; the whole call (connecting included) ends within its deadline."""
     connect, _list, call_seconds = _timeouts()
-    with _translated(endpoint, f"calling {name}", connect + call_seconds):
+    statuses = _Statuses()
+    with _translated(endpoint, f"calling {name}", call_seconds, connect + call_seconds, statuses):
         with anyio.fail_after(connect + call_seconds):
-            async with _connected(endpoint, read_timeout=call_seconds) as client:
+            async with _connected(endpoint, read_timeout=call_seconds, statuses=statuses) as client:
                 return await client.call_tool(name, arguments, read_timeout_seconds=call_seconds)
     raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises
 
 
 @contextlib.contextmanager
-def _translated(endpoint: Endpoint, doing: str, seconds: float) -> Any:
-    """Turn what the SDK and the network raise into ``mcp_servers.errors``, with safe messages."""
+def _translated(endpoint: Endpoint, doing: str, seconds: float, deadline: float, statuses: _Statuses) -> Any:
+    """Turn what the SDK and the network raise into ``mcp_servers.errors``, with safe messages.
+
+    ``seconds`` is the read timeout of the operation, ``deadline`` the hard one (connecting included).
+    """
     try:
         yield
     except (MCPConnectionFailed, MCPTimeout, UnsafeMCPURL):
@@ -148,7 +176,12 @@ def _translated(endpoint: Endpoint, doing: str, seconds: float) -> Any:
             exc, TimeoutError
         ):
             raise
-        error = _translate(endpoint, doing, seconds, _leaf(exc))
+        if statuses.unauthorized:
+            raise _unauthorized(endpoint) from exc
+        leaf = _leaf(exc)
+        if isinstance(leaf, TimeoutError):
+            seconds = deadline
+        error = _translate(endpoint, doing, seconds, leaf)
         if error is None:
             raise
         raise error from exc
@@ -161,20 +194,27 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+def _unauthorized(endpoint: Endpoint) -> MCPAuthorizationRequired:
+    return MCPAuthorizationRequired(
+        f"The MCP server {endpoint.name} requires authorization (HTTP 401): give it a token or headers. "
+        "OAuth sign-in to MCP servers is not offered by this server yet."
+    )
+
+
 def _translate(endpoint: Endpoint, doing: str, seconds: float, exc: BaseException) -> Exception | None:
     name = endpoint.name
-    if isinstance(exc, TimeoutError | httpx2.TimeoutException):
+    timed_out = isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT
+    if timed_out or isinstance(exc, TimeoutError | httpx2.TimeoutException):
         return MCPTimeout(f"The MCP server {name} did not answer within {seconds:g} s while {doing}.")
     if isinstance(exc, httpx2.HTTPStatusError):
         status = exc.response.status_code
         if status == 401:
-            return MCPAuthorizationRequired(
-                f"The MCP server {name} requires authorization (HTTP 401): give it a token or headers, "
-                "or connect it with OAuth."
-            )
+            return _unauthorized(endpoint)
         return MCPConnectionFailed(f"The MCP server {name} answered HTTP {status} while {doing}.")
-    if isinstance(exc, httpx2.TransportError | OSError):
+    if isinstance(exc, httpx2.ConnectError | OSError):
         return MCPConnectionFailed(f"Could not connect to the MCP server {name} ({type(exc).__name__}).")
+    if isinstance(exc, httpx2.TransportError):
+        return MCPConnectionFailed(f"The MCP server {name} broke the connection while {doing} ({type(exc).__name__}).")
     if isinstance(exc, MCPError):
         return MCPProtocolError(f"The MCP server {name} returned an error while {doing}: {exc}")
     if isinstance(exc, ValidationError):

@@ -183,6 +183,9 @@ def register_tool(*, server: MCPServer, tool: MCPTool) -> Tool:
         raise InvalidArgument(
             f"Tool name {tool.name} is too long. It must be less than {MAX_TOOL_NAME_CHARS} characters."
         )
+    health = health_of(tool)
+    if health.status == "INVALID":
+        raise InvalidArgument(f"The MCP tool {tool.name} cannot be used: {' '.join(health.reasons)}")
     row = Tool.objects.for_org(server.organization_id).filter(name=tool.name).first()
     if row is not None and (row.kind != ToolKind.MCP or _server_id_of(row) != server.public_id):
         raise Conflict(f"The organization already has a tool named {tool.name!r} from elsewhere.")
