@@ -13,5 +13,6 @@ urlpatterns = [
     path("accounts/", include("onboarding.urls")),
     path("tools/", include("tools.urls")),
     path("providers/", include("providers.urls")),
+    path("mcp-servers/", include("mcp_servers.urls")),
     path("", include("agents.urls")),
 ]
