@@ -118,7 +118,7 @@ def test_an_owner_adds_an_mcp_server_attaches_its_tools_and_the_agent_calls_them
     send(page, "call delete_records with table=users")
     card = page.locator(".approval-controls").first
     expect(card).to_be_visible(timeout=30_000)
-    expect(page.locator("#chat")).to_contain_text("delete_records")
+    expect(card.locator(".approval-why")).to_have_text("Asks because the server marks this tool as destructive.")
     screenshots(page, "mcp-approval")
     card.get_by_role("button", name="Approve", exact=True).click()
     expect(page.locator("#chat")).to_contain_text("Deleted every record of users", timeout=30_000)
