@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -72,3 +72,21 @@ def test_a_tool_naming_another_orgs_server_cannot_reach_it(
     [result] = [m for m in body["messages"] if m["message_type"] == "tool_return_message"]
     assert result["status"] == "error"
     assert result["tool_return"] == "The MCP server of lookup_weather is not registered in this organization."
+
+
+def test_the_agent_form_says_which_mcp_server_a_tool_comes_from(
+    client: Any, cast: Cast, mcp_server: Callable[..., RunningServer]
+) -> None:
+    mcp_services.server_create(
+        organization=cast.org_a,
+        user=None,
+        server_name="weather",
+        server_type="streamable_http",
+        server_url=mcp_server("tools").url,
+    )
+    agent = services.agent_create(organization=cast.org_a, name="form", model="demo/echo-1")
+    client.force_login(cast.alice)
+
+    page = client.get(f"/agents/{agent.public_id}/edit/").content.decode()
+
+    assert '<code>lookup_weather</code></label> <span class="badge">from the MCP server weather</span>' in page
