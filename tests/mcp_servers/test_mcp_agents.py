@@ -6,6 +6,7 @@ each end as a tool error or a clear refusal, never as a stuck run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -14,8 +15,10 @@ import pytest
 
 from agents import services
 from agents.models import Agent, Run
+from mcp_servers import client
 from mcp_servers import services as mcp_services
 from mcp_servers.errors import MCPAuthorizationRequired
+from mcp_servers.models import MCPServer
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -170,3 +173,20 @@ def test_a_server_that_wants_oauth_is_a_clear_refusal(
     assert "HTTP 401" in server.last_error
     with pytest.raises(MCPAuthorizationRequired):
         mcp_services.live_tools(server=server)
+
+
+def test_cancelling_the_call_ends_it_at_once(mcp_server: Callable[..., RunningServer]) -> None:
+    """A cancelled run cancels its task; the MCP call in it ends then, not at its timeout."""
+    server = MCPServer(server_name="hang", server_type="streamable_http", server_url=mcp_server("hang").url)
+    endpoint = client.endpoint_for(server)
+
+    async def cancel_after_a_moment() -> float:
+        call = asyncio.ensure_future(client.call_tool(endpoint, "wait_forever", {"note": "x"}))
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        return time.monotonic() - started
+
+    assert asyncio.run(cancel_after_a_moment()) < 1.0
