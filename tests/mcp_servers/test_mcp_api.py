@@ -220,3 +220,43 @@ def test_the_connect_stream_reports_the_attempt_and_the_tools(
     assert response["Content-Type"] == "text/event-stream"
     assert events[0] == 'data: {"event": "connection_attempt", "server_name": "calc"}'
     assert events[1].startswith('data: {"event": "success", "tools": [')
+
+
+def test_the_legacy_test_route_lists_a_servers_tools_without_adding_it(
+    alice_api: APIClient, mcp_server: Callable[..., RunningServer]
+) -> None:
+    body = {"server_name": "probe", "type": "streamable_http", "server_url": mcp_server("tools").url}
+
+    tested = alice_api.post("/v1/tools/mcp/servers/test", body, format="json")
+    unreachable = alice_api.post(
+        "/v1/tools/mcp/servers/test", {**body, "server_url": "http://127.0.0.1:9/mcp"}, format="json"
+    )
+
+    assert tested.status_code == 200
+    assert tested.json()["status"] == "success"
+    assert {tool["name"] for tool in tested.json()["tools"]} >= {"lookup_weather", "delete_records"}
+    assert unreachable.status_code == 502
+    assert unreachable.json() == {"detail": "Could not connect to the MCP server probe (ConnectError)."}
+    assert not MCPServer.objects.exists()
+
+
+def test_modifying_a_server_keeps_its_token_unless_a_new_one_is_given(
+    alice_api: APIClient, mcp_server: Callable[..., RunningServer]
+) -> None:
+    url = mcp_server("tools").url
+    server_id = create(alice_api, "calc", url, auth_token=TOKEN).json()["id"]
+
+    renamed = alice_api.patch(
+        f"/v1/mcp-servers/{server_id}", {"server_name": "maths", "config": {"server_url": url}}, format="json"
+    )
+    new_token = alice_api.patch(
+        f"/v1/mcp-servers/{server_id}",
+        {"config": {"server_url": None, "auth_token": "sk-another-token-9999"}},
+        format="json",
+    )
+
+    assert renamed.json()["server_name"] == "maths"
+    assert renamed.json()["auth_token"] == "Bearer ****3456"
+    assert new_token.json()["auth_token"] == "Bearer ****9999"
+    assert MCPServer.objects.get().token == "sk-another-token-9999"
+    assert all(tags == ["mcp:maths"] for tags in Tool.objects.filter(kind="mcp").values_list("tags", flat=True))
