@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # make test runs the suite on this many pytest-xdist workers ("auto": one per core; 0 runs it serially).
 TEST_WORKERS ?= auto
 
-.PHONY: install run test sdk-envs lint typecheck format migrations-check check-deploy worker
+.PHONY: install run test sdk-envs mcp-everything lint typecheck format migrations-check check-deploy worker
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.x")'
@@ -54,13 +54,26 @@ $(SDK_ENVS)/letta-%/.installed: | $(VENV)/.installed
 	@$(@D)/bin/python -m pip install --quiet --disable-pip-version-check letta-client==$*
 	@touch $@
 
+# The MCP reference server from npm, for tests/mcp_servers (skipped without Node or this folder).
+MCP_EVERYTHING := .mcp-everything
+MCP_EVERYTHING_VERSION := 2026.8.31
+
+mcp-everything: $(MCP_EVERYTHING)/.installed
+	@:
+
+$(MCP_EVERYTHING)/.installed:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix $(MCP_EVERYTHING) \
+	    @modelcontextprotocol/server-everything@$(MCP_EVERYTHING_VERSION) && touch $@; \
+	else echo "npm not found: the MCP reference server tests will be skipped"; fi
+
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	@$(MAKE) --no-print-directory typecheck
 
 # mypy (settings in pyproject.toml, which also excludes migrations) on every application package.
-TYPECHECK_PATHS ?= core accounts tools providers agents onboarding config
+TYPECHECK_PATHS ?= core accounts tools providers agents mcp_servers onboarding config
 
 typecheck: install
 	$(VENV)/bin/mypy $(TYPECHECK_PATHS)

@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "tools",
     "providers",
     "agents",
+    "mcp_servers",
     "onboarding",
 ]
 
@@ -232,6 +233,17 @@ TOOL_BUILTIN_SETS = [
     "agents.memory.tools.core.MEMORY_TOOLS",
     "agents.memory.tools.archival.ARCHIVAL_TOOLS",
 ]
+# MCP servers (mcp_servers/): how an ``mcp`` tool reaches its server (the runner's hook, as
+# TOOL_BUILTIN_SETS is for built-ins), the timeouts of every connection, the private hosts an
+# organization's server may be on (hosts, addresses, CIDR networks: a Docker network, 127.0.0.1),
+# and whether stdio servers may be added (off: tenants are mutually untrusted).
+TOOL_MCP_CALLER = "mcp_servers.runner.call_mcp_tool"
+MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=10)
+MCP_LIST_TOOLS_TIMEOUT = env.float("MCP_LIST_TOOLS_TIMEOUT", default=20)
+MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=60)
+MCP_ALLOWED_PRIVATE_HOSTS = env.list("MCP_ALLOWED_PRIVATE_HOSTS", default=[])
+MCP_ENABLE_STDIO = env.bool("MCP_ENABLE_STDIO", default=False)
+MCP_MAX_RESULT_CHARS = env.int("MCP_MAX_RESULT_CHARS", default=100_000)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
     "expire-pending-approvals": {

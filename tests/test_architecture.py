@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "accounts", "tools", "providers", "agents", "onboarding", "config")
+PACKAGES = ("core", "accounts", "tools", "providers", "agents", "mcp_servers", "onboarding", "config")
 RUN_STATE_FIELDS = {"status", "stop_reason", "error", "started_at", "completed_at", "heartbeat_at"}
 
 # Lowest first. A module belongs to the layer of its most specific pattern (an exact name beats
@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "transports",
         ("agents.chat", "agents.chat.*", "agents.api", "agents.api.*", "agents.views", "agents.forms", "agents.admin"),
     ),
+    ("mcp servers", ("mcp_servers", "mcp_servers.*")),
     (
         "maintenance, urls, apps, commands, onboarding and config",
         (

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
-    kind: Literal["source", "builtin", "client"]
+    kind: Literal["source", "builtin", "client", "mcp"]
     json_schema: dict[str, Any]  # {"name", "description", "parameters": {...}}
     requires_approval: bool = False
     """Every call waits for a person (the agent's policy ``ask``)."""
@@ -87,6 +87,15 @@ class ToolError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class MCPCaller(Protocol):
+    """Runs an ``mcp`` tool on its organization's MCP server (``settings.TOOL_MCP_CALLER`` names one).
+
+    Returns the result as text; raises ``ToolError`` for a failure the model should read.
+    """
+
+    async def __call__(self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str: ...
 
 
 class ToolRunner(Protocol):

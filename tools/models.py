@@ -15,6 +15,7 @@ class ToolKind(models.TextChoices):
     SOURCE = "source", "Python source (sandboxed)"
     BUILTIN = "builtin", "Built-in server tool"
     CLIENT = "client", "Client-side (answered through approvals)"
+    MCP = "mcp", "MCP server tool"
 
 
 class Tool(AuthoredModel, PublicIdModel):

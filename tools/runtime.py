@@ -3,7 +3,8 @@
 A call goes: client tools are refused (the client answers them through approvals) →
 the JSON arguments are parsed and validated against the tool's parameters (lossless
 coercion only, ``tools.validation``) → built-ins run from the registry, source tools
-in the sandbox → the outcome is packaged for the model the way Letta does it.
+in the sandbox, MCP tools through the caller ``settings.TOOL_MCP_CALLER`` names (the
+``mcp_servers`` app, above this one) → the outcome is packaged for the model the way Letta does it.
 
 ``tool_return`` is the raw return value as text: a ``str`` as-is, ``None`` as
 ``"None"`` (Letta's ``str()``), anything else as JSON. A source tool that returns a
@@ -24,7 +25,10 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from tools.base import Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from tools.base import MCPCaller, Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
 from tools.builtins import BuiltinRegistry, default_registry
 from tools.models import ApprovalPolicy
 from tools.sandbox.base import SandboxBackend, SandboxLimits
@@ -83,6 +87,8 @@ class DefaultToolRunner:
             return await self._run_builtin(spec, parsed, context, started)
         if spec.kind == "source":
             return await self._run_source(spec, parsed, context, started)
+        if spec.kind == "mcp":
+            return await self._run_mcp(spec, parsed, context, started)
         # ``kind`` comes from a row (``tool_spec_for``); one written by another version may hold any value.
         return _failed(spec, started, f"{spec.name} has an unknown tool kind {spec.kind!r}.")  # type: ignore[unreachable]
 
@@ -140,8 +146,34 @@ class DefaultToolRunner:
             return _succeeded(spec, started, result.value, stdout=result.stdout, stderr=result.stderr)
         return _failed(spec, started, result.error, stdout=result.stdout, stderr=result.stderr)
 
+    async def _run_mcp(
+        self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext, started: float
+    ) -> ToolOutcome:
+        caller = _mcp_caller()
+        if caller is None:
+            return _failed(spec, started, f"{spec.name} is an MCP tool, and MCP servers are not enabled here.")
+        try:
+            value = await caller(spec, arguments, context)
+        except ToolError as exc:
+            return _failed(spec, started, str(exc))
+        except Exception as exc:
+            logger.exception("MCP tool %s failed", spec.name)
+            return _failed(
+                spec,
+                started,
+                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
+                "the details are in the server log.",
+            )
+        return _succeeded(spec, started, value)
+
     def _limits(self) -> SandboxLimits:
         return self.limits if self.limits is not None else SandboxLimits.from_settings()
+
+
+@functools.cache
+def _mcp_caller() -> MCPCaller | None:
+    path = getattr(settings, "TOOL_MCP_CALLER", "")
+    return import_string(path) if path else None
 
 
 @functools.cache

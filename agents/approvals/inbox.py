@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agents.models import Agent, Message
 from agents.selectors import pending_approval_rows
 from agents.wire.messages import approval_request, letta_timestamp
-from tools.models import AgentTool
+from tools.models import AgentTool, ApprovalPolicy
 
 if TYPE_CHECKING:
     from accounts.models import Organization
@@ -51,15 +51,25 @@ def first_line(text: str) -> str:
 
 def approval_tools(agent: Agent) -> dict[str, dict[str, Any]]:
     """What an approval card shows of each tool attached to ``agent``: its description's
-    first line and its parameters' JSON schema (for the "Edit" form), by tool name."""
+    first line, its parameters' JSON schema (for the "Edit" form) and, when the call asks
+    because of the tool's own default, why the tool asks (an MCP tool's server marks it
+    destructive: ``metadata.mcp.approval_reason``), by tool name."""
     attached = AgentTool.objects.filter(agent=agent).select_related("tool")
     return {
         at.tool.name: {
             "description": first_line(at.tool.description),
             "parameters": (at.tool.json_schema or {}).get("parameters") or {},
+            "why": _default_reason(at),
         }
         for at in attached
     }
+
+
+def _default_reason(attached: AgentTool) -> str:
+    if attached.approval_policy != ApprovalPolicy.INHERIT or not attached.tool.default_requires_approval:
+        return ""
+    mcp = (attached.tool.metadata or {}).get("mcp")
+    return str(mcp.get("approval_reason") or "") if isinstance(mcp, dict) else ""
 
 
 def inbox_item(pending: PendingApproval) -> dict[str, Any]:

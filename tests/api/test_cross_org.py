@@ -18,6 +18,8 @@ from agents import services
 from agents.api.urls import urlpatterns
 from agents.memory.archival import passage_insert
 from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
+from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
+from mcp_servers.models import MCPServer
 from providers.models import Provider, ProviderModel
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
@@ -56,6 +58,8 @@ class Rows:
     block: Block
     passage: Passage
     provider: Provider
+    mcp_server: MCPServer | None = None
+    mcp_tool: Tool | None = None
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -78,6 +82,11 @@ class Rows:
                 for row in Provider.objects.order_by("pk")
             ],
             "provider_models": ProviderModel.objects.count(),
+            "mcp_servers": [
+                (row.pk, row.server_name, row.server_url, row.secrets, row.last_checked_at)
+                for row in MCPServer.objects.order_by("pk")
+            ],
+            "mcp_tools": list(Tool.objects.filter(kind="mcp").values_list("pk", "name", "updated_at")),
         }
 
 
@@ -95,6 +104,9 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
     provider = Provider(organization=cast.org_a, name="alices-llm", provider_type="openai", base_url=ALICES_URL)
     provider.api_key = "sk-alices-provider-key"
     provider.save()
+    mcp_server = MCPServer(organization=cast.org_a, server_name="alices-mcp", server_url=f"{ALICES_URL}/mcp")
+    mcp_server.set_auth(token="sk-alices-mcp-token", custom_headers=None)
+    mcp_server.save()
     return Rows(
         agent=agent,
         tool=tool,
@@ -106,6 +118,15 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
         block=Block.objects.get(agent_blocks__agent=agent, label="human"),
         passage=passage_insert(agent=agent, text="alice's archived secret")[0],
         provider=provider,
+        mcp_server=mcp_server,
+        mcp_tool=Tool.objects.create(
+            organization=cast.org_a,
+            name="alices_mcp_tool",
+            kind="mcp",
+            tool_type="external_mcp",
+            tags=["mcp:alices-mcp"],
+            metadata={"mcp": {"server_name": "alices-mcp", "server_id": mcp_server.public_id}},
+        ),
     )
 
 
@@ -198,12 +219,35 @@ PROBES = [
     ("provider-refresh", "patch", "/v1/providers/{provider}/refresh", None),
     ("providers", "get", "/v1/providers/?after={provider}", None),
     ("providers", "get", "/v1/providers?before={provider}&order=asc", None),
+    ("mcp-server", "get", "/v1/mcp-servers/{mcp_server}", None),
+    ("mcp-server", "patch", "/v1/mcp-servers/{mcp_server}", {"config": {"server_url": f"{ALICES_URL}/other"}}),
+    ("mcp-server", "delete", "/v1/mcp-servers/{mcp_server}", None),
+    ("mcp-server-connect", "get", "/v1/mcp-servers/connect/{mcp_server}", None),
+    ("mcp-server-tools", "get", "/v1/mcp-servers/{mcp_server}/tools", None),
+    ("mcp-server-tool", "get", "/v1/mcp-servers/{mcp_server}/tools/{mcp_tool}", None),
+    ("mcp-server-tool-run", "post", "/v1/mcp-servers/{mcp_server}/tools/{mcp_tool}/run", {"args": {}}),
+    ("mcp-server-refresh", "patch", "/v1/mcp-servers/{mcp_server}/refresh", None),
+    ("mcp-legacy-server", "patch", "/v1/tools/mcp/servers/{mcp_server_name}", {"server_url": f"{ALICES_URL}/x"}),
+    ("mcp-legacy-server", "delete", "/v1/tools/mcp/servers/{mcp_server_name}", None),
+    ("mcp-legacy-server-tools", "get", "/v1/tools/mcp/servers/{mcp_server_name}/tools", None),
+    ("mcp-legacy-server-tools", "post", "/v1/tools/mcp/servers/{mcp_server_name}/tools", None),
+    ("mcp-legacy-resync", "post", "/v1/tools/mcp/servers/{mcp_server_name}/resync", None),
+    (
+        "mcp-legacy-execute",
+        "post",
+        "/v1/tools/mcp/servers/{mcp_server_name}/tools/alices_mcp_tool/execute",
+        {"args": {}},
+    ),
+    ("mcp-legacy-register", "post", "/v1/tools/mcp/servers/{mcp_server_name}/alices_mcp_tool", None),
 ]
 
 
 def _ids(rows: Rows) -> dict[str, str]:
     names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage", "provider")
-    return {name: getattr(rows, name).public_id for name in names}
+    ids = {name: getattr(rows, name).public_id for name in names}
+    assert rows.mcp_server is not None and rows.mcp_tool is not None
+    ids |= {"mcp_server": rows.mcp_server.public_id, "mcp_tool": rows.mcp_tool.public_id}
+    return ids | {"mcp_server_name": rows.mcp_server.server_name}
 
 
 def _ghosts(ids: dict[str, str]) -> dict[str, str]:
@@ -240,7 +284,7 @@ def test_it_rejects_other_org(
 def test_every_route_with_an_id_has_an_other_org_probe() -> None:
     with_ids = {
         (pattern.name, method)
-        for pattern in urlpatterns
+        for pattern in [*urlpatterns, *mcp_urlpatterns]
         if pattern.name and "<str:" in str(pattern.pattern)
         for method in pattern.callback.view_class.http_method_names
         if method not in ("options", "head") and hasattr(pattern.callback.view_class, method)
@@ -291,6 +335,7 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/providers/",
         "/v1/providers?name=alices-llm",
         "/v1/providers?provider_type=openai&order=asc",
+        "/v1/mcp-servers/",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -305,6 +350,7 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
         *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
         rows.provider.public_id,
+        *(server.public_id for server in MCPServer.objects.filter(organization=rows.agent.organization)),
     }
 
     response = charlie_api.get(_url(path, rows))

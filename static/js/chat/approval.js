@@ -48,7 +48,7 @@ function callsOf(request) {
 export class ApprovalBatch {
   /**
    * @param request the approval_request_message
-   * @param tools {name: {description, parameters}}
+   * @param tools {name: {description, parameters, why}}
    * @param submit (approvals) => boolean: sends the answers; false when they could not be sent
    */
   constructor({ request, tools, submit, showDetails = false }) {
@@ -110,6 +110,7 @@ export class ApprovalBatch {
       { className: "approval-controls", dataset: { callId: id, keepTabOrder: "" }, role: "group", "aria-label": `Approve or deny ${call.name}` },
       showDetails ? h("div", { className: "approval-name" }, h("code", { text: call.name })) : null,
       tool.description ? h("p", { className: "approval-description", text: tool.description }) : null,
+      tool.why ? h("p", { className: "approval-why", text: `Asks because ${tool.why}.` }) : null,
       argumentsView(call.arguments),
       h("div", { className: "approval-actions" }, approve, deny),
       h("div", { className: "approval-more" }, edit, always, provide),

@@ -1,0 +1,45 @@
+"""The MCP caller the tool runner uses (``settings.TOOL_MCP_CALLER``): one call of an agent's MCP tool.
+
+The server is found as Letta finds it: by the tool's ``mcp:<server name>`` tag, within the
+call's organization only. The agent's tool variables resolve the server's ``{{VAR}}``
+headers, and the call carries ``X-Agent-Id``. Every failure is a ``ToolError`` the model reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from mcp_servers import client
+from mcp_servers.errors import MCPConnectionFailed, MCPTimeout, UnsafeMCPURL
+from mcp_servers.models import MCPServer
+from mcp_servers.results import result_text
+from tools.base import ToolContext, ToolError, ToolSpec
+from tools.models import Tool
+
+AGENT_ID_PREFIX = "agent"
+
+
+def _server_for(spec: ToolSpec, context: ToolContext) -> MCPServer | None:
+    pk = Tool.parse_public_id(spec.tool_id)
+    tool = Tool.objects.for_org(context.organization_id).filter(pk=pk).first() if pk else None
+    if tool is None:
+        return None
+    names = [tag.removeprefix("mcp:") for tag in tool.tags or [] if isinstance(tag, str) and tag.startswith("mcp:")]
+    return MCPServer.objects.for_org(context.organization_id).filter(server_name__in=names).first()
+
+
+async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str:
+    server = await sync_to_async(_server_for)(spec, context)
+    if server is None:
+        raise ToolError(f"The MCP server of {spec.name} is not registered in this organization.")
+    endpoint = client.endpoint_for(server, variables=context.env_vars, agent_id=f"{AGENT_ID_PREFIX}-{context.agent_id}")
+    try:
+        result = await client.call_tool(endpoint, spec.name, arguments)
+    except (MCPConnectionFailed, MCPTimeout, UnsafeMCPURL) as exc:
+        raise ToolError(str(exc.detail)) from exc
+    ok, text = result_text(result)
+    if not ok:
+        raise ToolError(text)
+    return text

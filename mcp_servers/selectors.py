@@ -1,0 +1,49 @@
+"""Reads of MCP servers, always scoped to one organization: another organization's server is a 404."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp_servers.errors import MCPServerNotFound
+from mcp_servers.models import MCPServer
+from tools.models import Tool, ToolKind
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from accounts.models import Organization
+
+LIST_LIMIT = 200
+
+
+def server_list(*, organization: Organization | None) -> QuerySet[MCPServer]:
+    return MCPServer.objects.for_org(organization).order_by("server_name")[:LIST_LIMIT]
+
+
+def server_get(*, organization: Organization | None, server_id: str) -> MCPServer:
+    pk = MCPServer.parse_public_id(server_id)
+    server = MCPServer.objects.for_org(organization).filter(pk=pk).first() if pk else None
+    if server is None:
+        raise MCPServerNotFound(f"MCP server {server_id} not found")
+    return server
+
+
+def server_by_name(*, organization: Organization | None, name: str) -> MCPServer | None:
+    return MCPServer.objects.for_org(organization).filter(server_name=name).first()
+
+
+def server_tools(server: MCPServer) -> QuerySet[Tool]:
+    """The Letta tools registered from ``server``."""
+    return (
+        Tool.objects.for_org(server.organization_id)
+        .filter(kind=ToolKind.MCP, metadata__mcp__server_id=server.public_id)
+        .order_by("name")
+    )
+
+
+def server_tool_get(server: MCPServer, tool_id: str) -> Tool:
+    pk = Tool.parse_public_id(tool_id)
+    tool = server_tools(server).filter(pk=pk).first() if pk else None
+    if tool is None:
+        raise MCPServerNotFound(f"Tool {tool_id} not found on MCP server {server.server_name}")
+    return tool

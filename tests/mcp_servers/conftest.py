@@ -1,0 +1,94 @@
+"""Real MCP servers (``tests/mcp_servers/servers.py``) in their own processes, one per kind and transport."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from pytest_django.fixtures import SettingsWrapper
+
+SERVERS = Path(__file__).with_name("servers.py")
+STARTUP_SECONDS = 20.0
+PATHS = {"streamable_http": "/mcp", "sse": "/sse"}
+
+
+@dataclass
+class RunningServer:
+    kind: str
+    transport: str
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"The MCP test server exited with {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError("The MCP test server did not start listening")
+
+
+def start_server(kind: str, transport: str = "streamable_http") -> RunningServer:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVERS), kind, transport, str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _wait_listening(port, process)
+    return RunningServer(kind, transport, f"http://127.0.0.1:{port}{PATHS[transport]}", process)
+
+
+def stop_server(server: RunningServer) -> None:
+    if server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+
+
+@pytest.fixture(scope="session")
+def mcp_server() -> Iterator[Callable[..., RunningServer]]:
+    """``mcp_server(kind, transport)``: a running server, started once per session (a dead one is restarted)."""
+    running: dict[tuple[str, str], RunningServer] = {}
+
+    def get(kind: str, transport: str = "streamable_http") -> RunningServer:
+        server = running.get((kind, transport))
+        if server is None or server.process.poll() is not None:
+            server = running[(kind, transport)] = start_server(kind, transport)
+        return server
+
+    yield get
+    for server in running.values():
+        stop_server(server)
+
+
+@pytest.fixture(autouse=True)
+def _mcp_settings(settings: SettingsWrapper) -> None:
+    """The test servers listen on loopback, which the operator allows here; short timeouts keep tests quick."""
+    settings.MCP_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1"]
+    settings.MCP_CONNECT_TIMEOUT = 5.0
+    settings.MCP_LIST_TOOLS_TIMEOUT = 5.0
+    settings.MCP_CALL_TIMEOUT = 5.0

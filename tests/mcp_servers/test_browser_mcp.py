@@ -1,0 +1,124 @@
+"""The MCP servers page in headless Chromium: add a real MCP server, see its tools and what they do, attach
+them to an agent; then the agent calls the read-only tool in the chat, and the destructive one asks first.
+
+Screenshots at 1280x800 and 390x844 land in ``MCP_SCREENSHOTS`` (a folder), when it is set.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.live_chat import DEMO_EMAIL, DEMO_PASSWORD, start_chat_server
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from tests.mcp_servers.conftest import RunningServer
+    from tests.support.live_chat import ChatServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(240)]
+
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
+    env = {
+        "REDIS_URL": "",
+        "CELERY_BROKER_URL": "",
+        "RUN_EXECUTOR": "inprocess",
+        "DEMO_TOKEN_DELAY": "0",
+        "MCP_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",
+    }
+    with start_chat_server(tmp_path_factory.mktemp("mcp-browser"), extra_env=env) as chat:
+        yield chat
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser: Browser, server: ChatServer) -> Iterator[Page]:
+    context = browser.new_context(base_url=server.url, viewport=SIZES["desktop"])
+    context.set_default_timeout(20_000)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.goto("/accounts/login/")
+    tab.get_by_label("Email").fill(DEMO_EMAIL)
+    tab.get_by_label("Password").fill(DEMO_PASSWORD)
+    tab.get_by_role("button", name="Log in").click()
+    tab.wait_for_url(f"{server.url}/")
+    yield tab
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def screenshots(page: Page, name: str) -> None:
+    folder = os.environ.get("MCP_SCREENSHOTS")
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        page.screenshot(
+            path=Path(folder) / f"{name}-{size}-{viewport['width']}x{viewport['height']}.png", full_page=True
+        )
+    page.set_viewport_size(SIZES["desktop"])
+
+
+def send(page: Page, text: str) -> None:
+    box = page.get_by_role("textbox", name=re.compile("^Message to"))
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_an_owner_adds_an_mcp_server_attaches_its_tools_and_the_agent_calls_them(
+    page: Page, server: ChatServer, mcp_server: Callable[..., RunningServer]
+) -> None:
+    agent_id = server.new_agent("mcp-agent", tools=())
+    page.goto("/mcp-servers/")
+    page.get_by_label("Name").fill("weather")
+    page.get_by_label("URL").fill(mcp_server("tools").url)
+    page.get_by_label("Bearer token").fill("sk-browser-token-0001")
+    page.get_by_role("button", name="Add and list its tools").click()
+
+    expect(page.get_by_role("status").filter(has_text="Added weather")).to_be_visible()
+    table = page.get_by_role("table", name="Tools of weather")
+    weather = table.get_by_role("row").filter(has_text="lookup_weather")
+    destructive = table.get_by_role("row").filter(has_text="delete_records")
+    expect(weather).to_contain_text("read-only")
+    expect(weather).to_contain_text("Does not ask")
+    expect(destructive).to_contain_text("destructive")
+    expect(destructive).to_contain_text("Asks: the server marks this tool as destructive")
+    assert "sk-browser-token-0001" not in page.content()
+    screenshots(page, "mcp-servers")
+
+    for row in (weather, destructive):
+        row.get_by_role("combobox").select_option(label="mcp-agent")
+        row.get_by_role("button", name=re.compile("^Attach")).click()
+        expect(page.get_by_role("status").filter(has_text="Attached")).to_be_visible()
+
+    page.goto(f"/agents/{agent_id}/")
+    expect(page.locator("#connection")).to_have_text("Live")
+    send(page, "call lookup_weather with city=Paris")
+    expect(page.locator("#chat")).to_contain_text("Sunny in Paris, 21 C", timeout=30_000)
+    send(page, "call delete_records with table=users")
+    card = page.locator(".approval-controls").first
+    expect(card).to_be_visible(timeout=30_000)
+    expect(card.locator(".approval-why")).to_have_text("Asks because the server marks this tool as destructive.")
+    screenshots(page, "mcp-approval")
+    card.get_by_role("button", name="Approve", exact=True).click()
+    expect(page.locator("#chat")).to_contain_text("Deleted every record of users", timeout=30_000)
