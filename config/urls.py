@@ -5,6 +5,7 @@ from agents.api.views import not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("v1/", include("agentfiles.urls")),
     path("v1/", include("agents.api.urls")),
     # After every /v1 route: any other /v1 path answers JSON 404, as Letta does.
     re_path(r"^v1(?:/(?P<path>.*))?$", not_found),

@@ -43,7 +43,7 @@ urlpatterns = [
     path("docs/", schema.DocsView.as_view(), name="docs"),
     *route("agents/", agents.AgentListView, "agents"),
     *route("agents/count", agents.AgentCountView, "agents-count"),
-    re_path(r"^(?:agents/(?:search|import)|tools/run)/?$", views.not_found),
+    re_path(r"^(?:agents/search|tools/run)/?$", views.not_found),
     *route("agents/<str:agent_id>", agents.AgentDetailView, "agent"),
     *route("agents/<str:agent_id>/tools", agents.AgentToolListView, "agent-tools"),
     *route("agents/<str:agent_id>/tools/attach/<str:tool_id>", agents.AgentToolAttachView, "agent-tool-attach"),
