@@ -63,6 +63,28 @@ class ImportResult:
     unresolved: dict[str, list[str]]
 
 
+@dataclass(frozen=True)
+class AgentPreview:
+    name: str
+    model: str
+    blocks: list[str]
+    tools: list[str]
+    messages: int
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What an import of the file would create, found by running it and rolling it back."""
+
+    agents: list[AgentPreview]
+    warnings: list[str]
+    unresolved: dict[str, list[str]]
+
+
+class _DryRun(Exception):
+    """Raised inside a preview's transaction to roll its import back."""
+
+
 def check_size(size: int) -> None:
     limit = settings.AGENTFILE_MAX_BYTES
     if size > limit:
@@ -83,6 +105,35 @@ def agentfile_import(
     document = read_document(raw)
     with transaction.atomic():
         return _import(organization, document, options, created_by=created_by, file_name=file_name)
+
+
+def agentfile_preview(*, organization: Organization, raw: bytes, options: ImportOptions) -> ImportPreview:
+    """What ``agentfile_import`` would create from ``raw``, with nothing written; its ``AgentFileError`` if any."""
+    check_size(len(raw))
+    document = read_document(raw)
+    preview: ImportPreview | None = None
+    try:
+        with transaction.atomic():
+            result = _import(organization, document, options, created_by=None, file_name="")
+            preview = ImportPreview(
+                agents=[
+                    AgentPreview(
+                        name=agent.name,
+                        model=agent.model,
+                        blocks=list(agent.agent_blocks.values_list("block__label", flat=True)),
+                        tools=sorted(agent.tools.values_list("name", flat=True)),
+                        messages=agent.messages.count(),
+                    )
+                    for agent in result.agents
+                ],
+                warnings=result.warnings,
+                unresolved=result.unresolved,
+            )
+            raise _DryRun
+    except _DryRun:
+        pass
+    assert preview is not None
+    return preview
 
 
 def _import(

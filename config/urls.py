@@ -13,5 +13,6 @@ urlpatterns = [
     path("accounts/", include("onboarding.urls")),
     path("tools/", include("tools.urls")),
     path("providers/", include("providers.urls")),
+    path("agents/", include("agentfiles.page_urls")),  # before agents.urls, whose agents/<id>/ would take import/
     path("", include("agents.urls")),
 ]
