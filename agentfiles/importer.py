@@ -349,6 +349,10 @@ def _unresolved(document: Document) -> dict[str, list[str]]:
     }
 
 
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
+
+
 def _kept_warnings(document: Document, unresolved: dict[str, list[str]]) -> list[str]:
     notes = []
     if unresolved["mcp_servers"]:
@@ -357,7 +361,7 @@ def _kept_warnings(document: Document, unresolved: dict[str, list[str]]) -> list
         )
     if unresolved["folders"]:
         notes.append(
-            f"Folders {', '.join(unresolved['folders'])} ({len(document['files'])} files) are not on this server; "
+            f"Folders {', '.join(unresolved['folders'])} ({_files(len(document['files']))}) are not on this server; "
             "kept with the import and exported again."
         )
     for group in document["groups"]:
