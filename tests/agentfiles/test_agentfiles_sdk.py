@@ -60,8 +60,7 @@ def test_letta_client_0_1_exports_and_reimports(client: Letta) -> None:
     assert bad.value.status_code == 400
 
 
-def _run_1x(version: str, server: LiveServer) -> dict[str, Any]:
-    python = sdk_python(version)
+def _run_1x(python: Path, version: str, server: LiveServer) -> dict[str, Any]:
     if not python.exists():
         pytest.skip(f"letta-client {version} is not in .sdk-venvs/ (make sdk-envs)")
     result = subprocess.run(
@@ -79,7 +78,7 @@ def _run_1x(version: str, server: LiveServer) -> dict[str, Any]:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_letta_client_1x_imports_exports_and_round_trips(letta_server: LiveServer, version: str) -> None:
-    report = _run_1x(version, letta_server)
+    report = _run_1x(sdk_python(version), version, letta_server)
 
     assert set(report["imports"]) == set(FILES)
     evie = report["imports"]["v2-3e54e2fa2f7e_evie.af"]
