@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DataError, transaction
 
 from agentfiles.messages import row_fields
 from agentfiles.models import AgentFileImport, ImportedAgent
@@ -103,8 +103,11 @@ def agentfile_import(
     the file is not one this server can import, with nothing written."""
     check_size(len(raw))
     document = read_document(raw)
-    with transaction.atomic():
-        return _import(organization, document, options, created_by=created_by, file_name=file_name)
+    try:
+        with transaction.atomic():
+            return _import(organization, document, options, created_by=created_by, file_name=file_name)
+    except DataError as exc:  # text the database cannot store (a NUL character, an overlong value)
+        raise AgentFileError(f"Import failed: the file holds a value this server cannot store ({exc}).") from exc
 
 
 def agentfile_preview(*, organization: Organization, raw: bytes, options: ImportOptions) -> ImportPreview:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 
 from agentfiles.models import AgentFileImport
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, AgentBlock, Block, Message
@@ -252,6 +253,20 @@ def test_a_failure_after_agents_were_made_leaves_nothing(alice_api: APIClient) -
     response = upload(alice_api, json.dumps(source).encode())
 
     assert response.status_code in (400, 422)
+    assert row_counts() == before
+
+
+def test_text_the_database_cannot_store_is_a_400_and_leaves_nothing(alice_api: APIClient) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite stores NUL characters; Postgres refuses them")
+    source = document("v2-297e8217e952_loop.af")
+    source["agents"][0]["messages"][1]["content"] = [{"type": "text", "text": "nul \u0000 here"}]
+    before = row_counts()
+
+    response = upload(alice_api, json.dumps(source).encode())
+
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("Import failed: the file holds a value this server cannot store")
     assert row_counts() == before
 
 
