@@ -276,3 +276,63 @@ def test_missing_file_and_bad_secrets_are_refused(alice_api: APIClient) -> None:
 
     assert missing.status_code == 422
     assert (bad_secrets.status_code, bad_secrets.json()) == (400, {"detail": "secrets must be a valid JSON string"})
+
+
+MCP_FILE = {
+    "agents": [
+        {
+            "id": "agent-0",
+            "name": "mcp user",
+            "tool_ids": ["tool-0"],
+            "block_ids": [],
+            "messages": [],
+            "llm_config": {
+                "handle": "evil/model",
+                "model": "model",
+                "model_endpoint_type": "openai",
+                "model_endpoint": "http://169.254.169.254/v1",
+            },
+        }
+    ],
+    "tools": [
+        {
+            "id": "tool-0",
+            "name": "linear_search",
+            "tool_type": "external_mcp",
+            "source_code": "def linear_search(): pass",
+            "tags": ["mcp:linear"],
+            "metadata_": {"mcp": {"server_name": "linear", "server_id": "mcp_server-123"}},
+        }
+    ],
+    "mcp_servers": [
+        {
+            "id": "mcp_server-0",
+            "server_type": "sse",
+            "server_name": "linear",
+            "server_url": "https://mcp.linear.app/sse",
+        }
+    ],
+    **{key: [] for key in ("groups", "blocks", "files", "sources")},
+}
+
+
+def test_an_mcp_server_is_kept_reported_and_exported_again(alice_api: APIClient) -> None:
+    response = upload(alice_api, json.dumps(MCP_FILE).encode())
+
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["unresolved"] == {"mcp_servers": ["linear"], "folders": []}
+    assert any("'linear_search' comes from an MCP server" in w for w in answer["warnings"])
+    assert not Tool.objects.filter(name="linear_search").exists()
+    exported = json.loads(alice_api.get(f"/v1/agents/{answer['agent_ids'][0]}/export").content)
+    assert exported["mcp_servers"] == MCP_FILE["mcp_servers"]
+
+
+def test_a_model_endpoint_in_the_file_is_never_used(alice_api: APIClient) -> None:
+    answer = upload(alice_api, json.dumps(MCP_FILE).encode()).json()
+
+    agent = agent_of(answer)
+    state = alice_api.get(f"/v1/agents/{agent.public_id}").json()
+    assert agent.model == "demo/echo-1"
+    assert "169.254.169.254" not in json.dumps(state)
+    assert any("'evil/model' is not available" in w for w in answer["warnings"])
