@@ -336,3 +336,22 @@ def test_a_model_endpoint_in_the_file_is_never_used(alice_api: APIClient) -> Non
     assert agent.model == "demo/echo-1"
     assert "169.254.169.254" not in json.dumps(state)
     assert any("'evil/model' is not available" in w for w in answer["warnings"])
+
+
+def test_a_block_over_its_limit_imports_with_the_limit_raised_and_says_so(alice_api: APIClient) -> None:
+    source = {
+        **MCP_FILE,
+        "tools": [],
+        "mcp_servers": [],
+        "agents": [{**MCP_FILE["agents"][0], "tool_ids": [], "block_ids": ["block-0"]}],
+        "blocks": [{"id": "block-0", "label": "persona", "value": "x" * 120, "limit": 100}],
+    }
+
+    answer = upload(alice_api, json.dumps(source).encode()).json()
+
+    block = Block.objects.get(agent_blocks__agent=agent_of(answer))
+    assert (block.value, block.limit) == ("x" * 120, 120)
+    assert (
+        "Block 'persona' holds 120 characters, over its limit of 100; the limit was raised to 120."
+        in answer["warnings"]
+    )
