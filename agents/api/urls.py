@@ -20,6 +20,7 @@ from agents.api import agents, approvals, blocks, conversations, messages, passa
 from agents.api import models as model_views
 from agents.api import providers as provider_views
 from agents.api import runs as run_views
+from agents.api import tags as tag_views
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -118,4 +119,5 @@ urlpatterns = [
     *route("tools/count", tools.ToolCountView, "tools-count"),
     *route("tools/search", tools.ToolSearchView, "tools-search"),
     *route("tools/<str:tool_id>", tools.ToolDetailView, "tool"),
+    *route("tags/", tag_views.TagListView, "tags"),
 ]
