@@ -19,6 +19,7 @@ from django.urls import path, re_path
 from agents.api import agents, approvals, blocks, conversations, messages, passages, schema, summarize, tools, views
 from agents.api import models as model_views
 from agents.api import providers as provider_views
+from agents.api import recompile as recompile_views
 from agents.api import runs as run_views
 from agents.api import tags as tag_views
 
@@ -62,6 +63,8 @@ urlpatterns = [
     *route("agents/<str:agent_id>/reset-messages", messages.AgentResetMessagesView, "agent-reset-messages"),
     *route("agents/<str:agent_id>/summarize", summarize.AgentSummarizeView, "agent-summarize"),
     *route("agents/<str:agent_id>/context", messages.AgentContextView, "agent-context"),
+    *route("agents/<str:agent_id>/recompile", recompile_views.AgentRecompileView, "agent-recompile"),
+    path("agents/<str:agent_id>/system-prompt/recompile", recompile_views.AgentRecompileView.as_view(schema=None)),
     # --- memory: core memory blocks and archival passages ---
     *route("agents/<str:agent_id>/core-memory", blocks.AgentCoreMemoryView, "agent-core-memory"),
     *route("agents/<str:agent_id>/core-memory/blocks", blocks.AgentBlockListView, "agent-blocks"),

@@ -46,6 +46,7 @@ def main(base_url: str, api_key: str, fixtures: str) -> dict[str, Any]:
         report["bad"] = {"status": exc.status_code, "body": exc.body}
     reply = client.agents.messages.create(agent_id=loop, messages=[{"role": "user", "content": "hello"}])
     report["answer"] = [message.message_type for message in reply.messages]
+    report["recompiled"] = client.agents.recompile(loop)
     return report
 
 

@@ -94,3 +94,4 @@ def test_letta_client_1x_imports_exports_and_round_trips(letta_server: LiveServe
     assert without_volatile(round_trip["second"]) == without_volatile(round_trip["first"])
     assert report["bad"]["status"] == 400
     assert "assistant_message" in report["answer"]
+    assert "<soul>" in report["recompiled"]  # the file's blocks compile into the system prompt

@@ -200,6 +200,7 @@ PROBES = [
     ("provider-refresh", "patch", "/v1/providers/{provider}/refresh", None),
     ("providers", "get", "/v1/providers/?after={provider}", None),
     ("providers", "get", "/v1/providers?before={provider}&order=asc", None),
+    ("agent-recompile", "post", "/v1/agents/{agent}/recompile", None),
     # Agent files: another organization's agent is never exported.
     ("agent-export", "get", "/v1/agents/{agent}/export", None),
     ("agent-export", "post", "/v1/agents/{agent}/export", {"skills": []}),
