@@ -17,7 +17,7 @@ from django.http import Http404
 from accounts.scoping import Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
-from agents.models import Agent, Message, MessageRole, Run
+from agents.models import Agent, Block, Message, MessageRole, Run
 from tools.models import AgentTool, Tool
 
 if TYPE_CHECKING:
@@ -263,3 +263,30 @@ def agent_tool_list(
         return [row.tool for row in rows.order_by("created_at", "tool__name")]
     attached = page(rows, Tool, after=after, before=before, limit=limit or 1000, order=order, cursor_field="tool__pk")
     return [row.tool for row in attached]
+
+
+def tag_list(
+    *,
+    organization: Organization | None,
+    name: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    limit: int = 50,
+    order: Order = "asc",
+) -> list[str]:
+    """Letta's ``GET /v1/tags/``: the organization's agent and block tags, de-duplicated and sorted;
+    ``name`` keeps those containing it (any case), ``after``/``before`` compare tag strings."""
+    found: set[str] = set()
+    for tags in [
+        *Agent.objects.for_org(organization).values_list("tags", flat=True),
+        *Block.objects.for_org(organization).values_list("tags", flat=True),
+    ]:
+        found.update(tag for tag in tags or () if isinstance(tag, str))
+    chosen = sorted(
+        tag
+        for tag in found
+        if (not name or name.lower() in tag.lower())
+        and (after is None or (tag > after if order == "asc" else tag < after))
+        and (before is None or (tag < before if order == "asc" else tag > before))
+    )
+    return (chosen if order == "asc" else chosen[::-1])[:limit]

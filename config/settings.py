@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "agents",
     "mcp_servers",
     "onboarding",
+    "agentfiles",
 ]
 
 MIDDLEWARE = [
@@ -468,3 +469,6 @@ LOGGING = {
         "httpx2": {"level": "WARNING"},
     },
 }
+
+# Agent files (.af): the largest upload ``POST /v1/agents/import`` and the import page accept.
+AGENTFILE_MAX_BYTES = env.int("AGENTFILE_MAX_BYTES", default=10 * 1024 * 1024)

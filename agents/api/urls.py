@@ -19,7 +19,9 @@ from django.urls import path, re_path
 from agents.api import agents, approvals, blocks, conversations, messages, passages, schema, summarize, tools, views
 from agents.api import models as model_views
 from agents.api import providers as provider_views
+from agents.api import recompile as recompile_views
 from agents.api import runs as run_views
+from agents.api import tags as tag_views
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -43,7 +45,7 @@ urlpatterns = [
     path("docs/", schema.DocsView.as_view(), name="docs"),
     *route("agents/", agents.AgentListView, "agents"),
     *route("agents/count", agents.AgentCountView, "agents-count"),
-    re_path(r"^(?:agents/(?:search|import)|tools/run)/?$", views.not_found),
+    re_path(r"^(?:agents/search|tools/run)/?$", views.not_found),
     *route("agents/<str:agent_id>", agents.AgentDetailView, "agent"),
     *route("agents/<str:agent_id>/tools", agents.AgentToolListView, "agent-tools"),
     *route("agents/<str:agent_id>/tools/attach/<str:tool_id>", agents.AgentToolAttachView, "agent-tool-attach"),
@@ -61,6 +63,8 @@ urlpatterns = [
     *route("agents/<str:agent_id>/reset-messages", messages.AgentResetMessagesView, "agent-reset-messages"),
     *route("agents/<str:agent_id>/summarize", summarize.AgentSummarizeView, "agent-summarize"),
     *route("agents/<str:agent_id>/context", messages.AgentContextView, "agent-context"),
+    *route("agents/<str:agent_id>/recompile", recompile_views.AgentRecompileView, "agent-recompile"),
+    path("agents/<str:agent_id>/system-prompt/recompile", recompile_views.AgentRecompileView.as_view(schema=None)),
     # --- memory: core memory blocks and archival passages ---
     *route("agents/<str:agent_id>/core-memory", blocks.AgentCoreMemoryView, "agent-core-memory"),
     *route("agents/<str:agent_id>/core-memory/blocks", blocks.AgentBlockListView, "agent-blocks"),
@@ -118,4 +122,5 @@ urlpatterns = [
     *route("tools/count", tools.ToolCountView, "tools-count"),
     *route("tools/search", tools.ToolSearchView, "tools-search"),
     *route("tools/<str:tool_id>", tools.ToolDetailView, "tool"),
+    *route("tags/", tag_views.TagListView, "tags"),
 ]

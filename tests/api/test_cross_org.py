@@ -7,13 +7,16 @@ a row of org A, whatever its filters and cursors name.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from agentfiles.urls import urlpatterns as agentfile_urlpatterns
 from agents import services
 from agents.api.urls import urlpatterns
 from agents.memory.archival import passage_insert
@@ -239,6 +242,10 @@ PROBES = [
         {"args": {}},
     ),
     ("mcp-legacy-register", "post", "/v1/tools/mcp/servers/{mcp_server_name}/alices_mcp_tool", None),
+    ("agent-recompile", "post", "/v1/agents/{agent}/recompile", None),
+    # Agent files: another organization's agent is never exported.
+    ("agent-export", "get", "/v1/agents/{agent}/export", None),
+    ("agent-export", "post", "/v1/agents/{agent}/export", {"skills": []}),
 ]
 
 
@@ -284,7 +291,7 @@ def test_it_rejects_other_org(
 def test_every_route_with_an_id_has_an_other_org_probe() -> None:
     with_ids = {
         (pattern.name, method)
-        for pattern in [*urlpatterns, *mcp_urlpatterns]
+        for pattern in [*urlpatterns, *mcp_urlpatterns, *agentfile_urlpatterns]
         if pattern.name and "<str:" in str(pattern.pattern)
         for method in pattern.callback.view_class.http_method_names
         if method not in ("options", "head") and hasattr(pattern.callback.view_class, method)
@@ -305,6 +312,28 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
     assert response.json() == {}
     rows.queued_run.refresh_from_db()
     assert rows.queued_run.status == "queued"
+
+
+def test_an_import_never_touches_another_orgs_tool_of_the_same_name(charlie_api: APIClient, rows: Rows) -> None:
+    file = {
+        "agents": [{"id": "agent-0", "name": "charlies", "tool_ids": ["tool-0"], "block_ids": [], "messages": []}],
+        "tools": [{"id": "tool-0", "name": "roll_dice", "tool_type": "custom", "source_code": DICE + "# Charlie's"}],
+        **{key: [] for key in ("groups", "blocks", "files", "sources", "mcp_servers")},
+    }
+    before = rows.snapshot()
+
+    response = charlie_api.post(
+        "/v1/agents/import",
+        {"file": SimpleUploadedFile("charlie.af", json.dumps(file).encode())},
+        format="multipart",
+    )
+
+    assert response.status_code == 200, response.content
+    assert rows.snapshot() == before
+    charlies = Tool.objects.get(organization=rows.charlies_agent.organization, name="roll_dice")
+    assert charlies.pk != rows.tool.pk
+    assert charlies.source_code.endswith("# Charlie's")
+    assert Tool.objects.get(pk=rows.tool.pk).source_code == DICE
 
 
 @pytest.mark.parametrize(

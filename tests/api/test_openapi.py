@@ -10,6 +10,7 @@ from django.core.management import call_command
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
+from agentfiles.urls import urlpatterns as agentfile_urlpatterns
 from agents.api.urls import urlpatterns
 from agents.wire.resources import AgentState
 
@@ -27,7 +28,8 @@ def test_it_serves_the_schema_publicly_with_every_letta_path() -> None:
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     documented = set(schema["paths"])
-    routed = {f"/v1/{p.pattern}".replace("<str:", "{").replace(">", "}") for p in urlpatterns if p.name}
+    patterns = [*urlpatterns, *agentfile_urlpatterns]
+    routed = {f"/v1/{p.pattern}".replace("<str:", "{").replace(">", "}") for p in patterns if p.name}
     assert routed - {"/v1/openapi.json", "/v1/docs/"} == documented
     assert "/v1/agents/{agent_id}/tools/approval/{tool_name}" in documented
     assert schema["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"

@@ -74,7 +74,6 @@ def test_a_known_path_with_a_method_it_does_not_serve_answers_json_405(
     [
         ("get", "/v1/agents/search"),
         ("post", "/v1/agents/search"),
-        ("post", "/v1/agents/import"),
         ("post", "/v1/tools/run"),
     ],
 )
