@@ -113,10 +113,30 @@ class Terminal:
         os.write(self._fd, keys.encode())
         time.sleep(pause)
 
+    def type(self, text: str) -> None:
+        """Type ``text`` a key at a time, as a person does (a TUI takes one write of many keys for a paste)."""
+        for key in text:
+            os.write(self._fd, key.encode())
+            time.sleep(0.06)
+        time.sleep(0.3)
+
     def type_line(self, text: str) -> None:
-        """Type ``text`` and press Enter separately (a TUI reads a pasted "text\\r" as a paste)."""
-        self.send(text)
+        """Type ``text``, then press Enter."""
+        self.type(text)
         self.send(ENTER)
+
+    def settle(self, quiet: float = 1.0, *, timeout: float = 15.0) -> None:
+        """Wait until the program has written nothing for ``quiet`` seconds (its spinners stopped)."""
+        deadline = time.monotonic() + timeout
+        seen, since = len(self._output), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            with self._lock:
+                size = len(self._output)
+            if size != seen:
+                seen, since = size, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
 
     def close(self) -> None:
         if self.process.poll() is None:
