@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from django.conf import settings
 
 from tests.lettacode.terminal import ENTER, Terminal
@@ -28,8 +29,9 @@ FOLDER = Path(settings.BASE_DIR) / ".letta-code"
 BUNDLE = FOLDER / "package" / "letta.js"
 INSTALLED = FOLDER / f".installed-{VERSION}"
 HEADLESS_TIMEOUT_S = 120
-# The prompt box is ready once the welcome lines of a new or resumed conversation are drawn.
-READY = r"(Starting new|Resuming) conversation with"
+# The prompt box is ready once the welcome lines of a new or resumed conversation are drawn, or
+# (a new agent made with --new-agent) once its placeholder suggests a first prompt.
+READY = r"(Starting new|Resuming) conversation with|\u203a Try \""
 APPROVAL = r"Enter to select"
 
 
@@ -86,6 +88,23 @@ class LettaCode:
         )
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         return HeadlessRun(done.returncode, events, done.stderr)
+
+    def command(self, *arguments: str) -> subprocess.CompletedProcess[str]:
+        """A subcommand (``letta connect …``): its exit status, stdout and stderr."""
+        return subprocess.run(
+            ["node", str(BUNDLE), *arguments],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=HEADLESS_TIMEOUT_S,
+            check=False,
+        )
+
+    def api(self) -> httpx.Client:
+        """Our API with this user's key, to read what Letta Code made."""
+        headers = {"Authorization": f"Bearer {self.server.api_key}"}
+        return httpx.Client(base_url=self.server.url, headers=headers, timeout=30)
 
     def terminal(self, *options: str) -> Terminal:
         """The interactive TUI, in standard permission mode unless ``options`` say otherwise."""
