@@ -20,6 +20,7 @@ from agents.api import agents, approvals, blocks, conversations, messages, passa
 from agents.api import models as model_views
 from agents.api import providers as provider_views
 from agents.api import runs as run_views
+from agents.api.messages_list import MessageDetailView
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -96,6 +97,7 @@ urlpatterns = [
     *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),
     *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
     # --- models and providers ---
+    *route("messages/<str:message_id>", MessageDetailView, "message"),
     *route("models/", model_views.ModelListView, "models"),
     *route("models/embedding", model_views.EmbeddingModelListView, "models-embedding"),
     *route("providers/", provider_views.ProviderListView, "providers"),

@@ -156,6 +156,7 @@ PROBES = [
     ("run-usage", "get", "/v1/runs/{run}/usage", None),
     ("run-stream", "post", "/v1/runs/{run}/stream", {}),
     ("step", "get", "/v1/steps/{step}", None),
+    ("message", "get", "/v1/messages/{message}", None),
     ("conv-messages", "get", "/v1/conversations/{agent}/messages", None),
     ("conv-messages", "get", "/v1/conversations/default/messages?agent_id={agent}", None),
     ("conv-messages", "post", "/v1/conversations/{agent}/messages", TURN),
