@@ -143,3 +143,19 @@ def test_starting_again_with_agent_resumes_its_conversation(
         wait_for_answer(screen, "The word was tangerine.")
 
     assert "Remember the word tangerine" in str(fake_llm.requests[-1].body["messages"])
+
+
+def test_an_approval_left_open_when_letta_code_quits_is_asked_again_on_restart(
+    letta_code: LettaCode, agent_id: str, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.script(bash_call("printf later > later.txt && cat later.txt"))
+    with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
+        ask(screen, "Make the probe file")
+        screen.expect(APPROVAL)
+
+    with letta_code.terminal("--agent", agent_id, *STANDARD) as screen:
+        screen.expect(APPROVAL, timeout=90)
+        screen.send(ENTER)
+        wait_for_answer(screen, "Bash returned later")
+
+    assert (letta_code.project / "later.txt").read_text() == "later"
