@@ -84,6 +84,8 @@ urlpatterns = [
     *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
     # --- end of memory ---
     # --- conversations: an agent's default thread (``default`` + ``agent_id``, or ``agent-…``) ---
+    *route("conversations/", conversations.ConversationsView, "conversations"),
+    *route("conversations/<str:conversation_id>", conversations.ConversationView, "conversation"),
     *route("conversations/<str:conversation_id>/messages", conversations.ConversationMessagesView, "conv-messages"),
     *route(
         "conversations/<str:conversation_id>/messages/preview-raw-payload",
