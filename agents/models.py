@@ -168,10 +168,16 @@ class MessageQuerySet(OrgScopedQuerySet):
             keep=holder.context_keep_seq,
         )
 
+    def in_thread(self, agent_id: Any, conversation_id: Any = None) -> MessageQuerySet:
+        """The rows of one thread: the agent's default one, or its conversation ``conversation_id``."""
+        if conversation_id is None:
+            return self.filter(agent_id=agent_id, conversation__isnull=True)
+        return self.filter(agent_id=agent_id, conversation_id=conversation_id)
+
     def in_window(
         self, agent_id: Any, *, conversation_id: Any = None, start: int, summary: int | None, keep: int | None
     ) -> MessageQuerySet:
-        thread = self.filter(agent_id=agent_id, conversation_id=conversation_id)
+        thread = self.in_thread(agent_id, conversation_id)
         rows = thread.filter(seq__gte=start)
         if summary is None or keep is None:
             return rows.order_by("seq")
@@ -279,6 +285,7 @@ class Message(PublicIdModel):
             step_id=self.step_id,
             is_err=self.is_err,
             created_at=self.created_at,
+            conversation_id=self.conversation_id,
         )
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from django.db import transaction
 from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone
 
+from agents import selectors
 from agents.errors import InvalidArgument, NotFound, ValidationFailed
 from agents.models import Agent, Block, Conversation, Message, MessageRole, Run
 
@@ -243,3 +245,48 @@ def isolated_block_ids(conversation: Conversation) -> list[Any]:
 
 def has_runs(conversation: Conversation) -> bool:
     return Run.objects.filter(conversation=conversation).exists()
+
+
+@dataclass(frozen=True)
+class Thread:
+    """What a ``/v1/conversations/{id}/…`` path names: an agent's default thread, or one of its conversations."""
+
+    agent: Agent
+    conversation: Conversation | None = None
+
+    @property
+    def conversation_id(self) -> Any:
+        return self.conversation.pk if self.conversation is not None else None
+
+
+def thread_get(
+    *, organization: Organization | None, conversation_id: str, agent_id: str | None, with_tools: bool = True
+) -> Thread:
+    """The thread a path id names: ``conv-…`` (a live conversation of the organization), or Letta's
+    agent-direct mode (``default`` with ``agent_id``, or the agent's own id: ``selectors.thread_agent``)."""
+    if conversation_id.startswith(f"{Conversation.id_prefix}-"):
+        conversation = conversation_get(organization=organization, conversation_id=conversation_id)
+        agent = selectors.agent_get(
+            organization=organization, agent_id=conversation.agent.public_id, with_tools=with_tools
+        )
+        conversation.agent = agent
+        return Thread(agent=agent, conversation=conversation)
+    agent = selectors.thread_agent(
+        organization=organization, conversation_id=conversation_id, agent_id=agent_id, with_tools=with_tools
+    )
+    return Thread(agent=agent)
+
+
+def conversation_messages(
+    conversation: Conversation, *, before: str | None, after: str | None, limit: int, order: Literal["asc", "desc"]
+) -> list[Message]:
+    """Every row of the conversation, evicted ones and its system row included, by position (``seq``):
+    ``desc`` is newest first. ``before``/``after`` are positional whatever the order; an unknown
+    cursor is ignored (Letta's ``list_conversation_messages``)."""
+    rows = Message.objects.in_thread(conversation.agent_id, conversation.pk)
+    for cursor, lookup in ((before, "seq__lt"), (after, "seq__gt")):
+        pk = Message.parse_public_id(cursor) if cursor else None
+        seq = rows.filter(pk=pk).values_list("seq", flat=True).first() if pk else None
+        if seq is not None:
+            rows = rows.filter(**{lookup: seq})
+    return list(rows.order_by("-seq" if order == "desc" else "seq")[:limit])
