@@ -93,6 +93,7 @@ urlpatterns = [
         "conv-messages-preview",
     ),
     *route("conversations/<str:conversation_id>/cancel", conversations.ConversationCancelView, "conv-cancel"),
+    *route("conversations/<str:conversation_id>/fork", conversations.ConversationForkView, "conv-fork"),
     *route("conversations/<str:conversation_id>/stream", conversations.ConversationStreamView, "conv-stream"),
     *route("conversations/<str:conversation_id>/compact", conversations.ConversationCompactView, "conv-compact"),
     *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),

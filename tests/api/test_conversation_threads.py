@@ -181,3 +181,29 @@ def test_a_deleted_conversation_takes_no_more_messages(alice_api, conversation):
     alice_api.delete(f"/v1/conversations/{conversation.public_id}")
 
     assert say(alice_api, conversation, "hello", streaming=False).status_code == 404
+
+
+def test_fork_copies_the_window_behind_a_fresh_system_row_and_keeps_the_model(alice_api, agent, conversation):
+    alice_api.patch(
+        f"/v1/conversations/{conversation.public_id}", {"summary": "s", "model": "demo/echo-1"}, format="json"
+    )
+    say(alice_api, conversation, "before the fork", streaming=False)
+
+    fork = alice_api.post(f"/v1/conversations/{conversation.public_id}/fork").json()
+    say(alice_api, Conversation.objects.get(pk=fork["id"].removeprefix("conv-")), "only in the fork", streaming=False)
+
+    assert (fork["model"], fork["summary"]) == ("demo/echo-1", None)
+    assert user_texts(alice_api, f"/v1/conversations/{fork['id']}/messages?order=asc") == [
+        "before the fork",
+        "only in the fork",
+    ]
+    assert user_texts(alice_api, f"/v1/conversations/{conversation.public_id}/messages") == ["before the fork"]
+
+
+def test_forking_default_copies_the_agents_window(alice_api, agent):
+    alice_api.post(f"/v1/agents/{agent.public_id}/messages", turn("in the default thread"), format="json")
+
+    fork = alice_api.post(f"/v1/conversations/default/fork?agent_id={agent.public_id}").json()
+
+    assert "in the default thread" in user_texts(alice_api, f"/v1/conversations/{fork['id']}/messages")
+    assert fork["agent_id"] == agent.public_id

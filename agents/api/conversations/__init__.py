@@ -4,6 +4,7 @@ from agents.api.conversations.resources import ConversationsView, ConversationVi
 from agents.api.conversations.threads import (
     ConversationCancelView,
     ConversationCompactView,
+    ConversationForkView,
     ConversationMessagesView,
     ConversationPreviewView,
     ConversationRecompileView,
@@ -13,6 +14,7 @@ from agents.api.conversations.threads import (
 __all__ = [
     "ConversationCancelView",
     "ConversationCompactView",
+    "ConversationForkView",
     "ConversationMessagesView",
     "ConversationPreviewView",
     "ConversationRecompileView",

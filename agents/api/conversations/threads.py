@@ -37,13 +37,15 @@ from agents.runs import state as run_state
 from agents.runs.preview import system_prompt
 from agents.runs.start import RunMode, run_start
 from agents.runs.turns import preview_payload
+from agents.wire.conversations import Conversation, conversation_json
 from agents.wire.messages import LettaMessage, letta_messages
 
 if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
 
-    from agents.models import Agent, Conversation
+    from agents.models import Agent
+    from agents.models import Conversation as ConversationRow
 
 CONVERSATION_BUSY = (
     "CONFLICT: Cannot send a new message: Another request (run_id={run_id}) is currently being processed "
@@ -115,7 +117,7 @@ class ConversationSendingView(ThreadMixin, SendingView):
     """A send's body is a ``TurnRequest`` plus ``agent_id``, streamed with pings unless told otherwise."""
 
     opening_ping = True
-    conversation: Conversation | None = None
+    conversation: ConversationRow | None = None
 
     def turn_request(self) -> TurnRequest:
         data = body_of(self.request)
@@ -314,3 +316,23 @@ class ConversationRecompileView(ThreadMixin, OrgScopedAPIView):
         self.query_bool("dry_run")
         thread = self.thread(conversation_id, body_of(request).get("agent_id"))
         return Response(system_prompt(agent=thread.agent, conversation=thread.conversation))
+
+
+class ConversationForkView(ThreadMixin, OrgScopedAPIView):
+    @extend_schema(
+        operation_id="conversations_fork",
+        parameters=[AGENT_ID_QUERY],
+        request=None,
+        description=(
+            "A new conversation holding copies of the thread's in-context messages behind a fresh system "
+            "message; a conversation's model override comes along, its summary does not."
+        ),
+        responses={200: Conversation, **errors(404, 422)},
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        thread = self.thread(conversation_id, self.query_str("agent_id"), with_tools=False)
+        rows = list(Message.objects.in_context(thread.agent, thread.conversation))
+        fork = conversations.conversation_fork(
+            agent=thread.agent, source=thread.conversation, user=self.acting_user, rows=rows
+        )
+        return Response(conversation_json(fork))
