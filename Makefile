@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # make test runs the suite on this many pytest-xdist workers ("auto": one per core; 0 runs it serially).
 TEST_WORKERS ?= auto
 
-.PHONY: install run test sdk-envs letta-code lint typecheck format migrations-check check-deploy worker
+.PHONY: install run test sdk-envs ts-sdk letta-code lint typecheck format migrations-check check-deploy worker
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.x")'
@@ -49,6 +49,20 @@ $(SDK_ENVS)/letta-%/.installed: | $(VENV)/.installed
 	@echo "letta-client $* -> $(@D)"
 	@$(PY) -m venv --clear $(@D)
 	@$(@D)/bin/python -m pip install --quiet --disable-pip-version-check letta-client==$*
+	@touch $@
+
+# The TypeScript SDK for tests/sdk/test_letta_client_ts.py, in .sdk-node/ (made once; the marker last).
+# Without it those tests are skipped with one line.
+TS_SDK_VERSION := 1.12.1
+TS_SDK := .sdk-node
+
+ts-sdk: $(TS_SDK)/.installed-$(TS_SDK_VERSION)
+	@:
+
+$(TS_SDK)/.installed-$(TS_SDK_VERSION):
+	@echo "@letta-ai/letta-client $(TS_SDK_VERSION) -> $(TS_SDK)"
+	@mkdir -p $(TS_SDK)
+	@cd $(TS_SDK) && npm install --silent --no-audit --no-fund --no-save --prefix . @letta-ai/letta-client@$(TS_SDK_VERSION)
 	@touch $@
 
 # Letta Code (the npm CLI) for tests/lettacode, made once in .letta-code/ (the marker is written last).

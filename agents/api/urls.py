@@ -85,6 +85,8 @@ urlpatterns = [
     *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
     # --- end of memory ---
     # --- conversations: an agent's default thread (``default`` + ``agent_id``, or ``agent-…``) ---
+    *route("conversations/", conversations.ConversationsView, "conversations"),
+    *route("conversations/<str:conversation_id>", conversations.ConversationView, "conversation"),
     *route("conversations/<str:conversation_id>/messages", conversations.ConversationMessagesView, "conv-messages"),
     *route(
         "conversations/<str:conversation_id>/messages/preview-raw-payload",
@@ -92,6 +94,7 @@ urlpatterns = [
         "conv-messages-preview",
     ),
     *route("conversations/<str:conversation_id>/cancel", conversations.ConversationCancelView, "conv-cancel"),
+    *route("conversations/<str:conversation_id>/fork", conversations.ConversationForkView, "conv-fork"),
     *route("conversations/<str:conversation_id>/stream", conversations.ConversationStreamView, "conv-stream"),
     *route("conversations/<str:conversation_id>/compact", conversations.ConversationCompactView, "conv-compact"),
     *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),

@@ -15,8 +15,9 @@ import pytest
 
 from agents import services
 from agents.api.urls import urlpatterns
+from agents.conversations.services import conversation_create
 from agents.memory.archival import passage_insert
-from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
+from agents.models import Agent, AgentBlock, Block, Conversation, Message, Passage, Run, Step
 from providers.models import Provider, ProviderModel
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
@@ -55,6 +56,7 @@ class Rows:
     block: Block
     passage: Passage
     provider: Provider
+    conversation: Conversation
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -77,6 +79,9 @@ class Rows:
                 for row in Provider.objects.order_by("pk")
             ],
             "provider_models": ProviderModel.objects.count(),
+            "conversations": list(
+                Conversation.objects.order_by("pk").values_list("pk", "summary", "model", "deleted_at", "updated_at")
+            ),
         }
 
 
@@ -105,6 +110,7 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
         block=Block.objects.get(agent_blocks__agent=agent, label="human"),
         passage=passage_insert(agent=agent, text="alice's archived secret")[0],
         provider=provider,
+        conversation=conversation_create(agent=agent, user=None, summary="alice's thread"),
     )
 
 
@@ -167,6 +173,22 @@ PROBES = [
     ("conv-stream", "post", "/v1/conversations/{agent}/stream", {}),
     ("conv-compact", "post", "/v1/conversations/{agent}/compact", {}),
     ("conv-recompile", "post", "/v1/conversations/{agent}/recompile", {}),
+    ("conv-fork", "post", "/v1/conversations/{conversation}/fork", None),
+    ("conv-fork", "post", "/v1/conversations/{agent}/fork", None),
+    ("conv-fork", "post", "/v1/conversations/default/fork?agent_id={agent}", None),
+    ("conv-messages", "get", "/v1/conversations/{conversation}/messages", None),
+    ("conv-messages", "post", "/v1/conversations/{conversation}/messages", TURN | {"streaming": False}),
+    ("conv-messages-preview", "post", "/v1/conversations/{conversation}/messages/preview-raw-payload", TURN),
+    ("conv-cancel", "post", "/v1/conversations/{conversation}/cancel", None),
+    ("conv-stream", "post", "/v1/conversations/{conversation}/stream", {}),
+    ("conv-compact", "post", "/v1/conversations/{conversation}/compact", {}),
+    ("conv-recompile", "post", "/v1/conversations/{conversation}/recompile", {}),
+    ("conversation", "get", "/v1/conversations/{conversation}", None),
+    ("conversation", "patch", "/v1/conversations/{conversation}", {"summary": "taken"}),
+    ("conversation", "delete", "/v1/conversations/{conversation}", None),
+    ("conversations", "get", "/v1/conversations/?agent_id={agent}", None),
+    ("conversations", "get", "/v1/conversations/?after={conversation}", None),
+    ("conversations", "post", "/v1/conversations/?agent_id={agent}", {"summary": "taken"}),
     ("tool", "get", "/v1/tools/{tool}", None),
     ("tool", "patch", "/v1/tools/{tool}", {"description": "taken"}),
     ("tool", "delete", "/v1/tools/{tool}", None),
@@ -202,7 +224,19 @@ PROBES = [
 
 
 def _ids(rows: Rows) -> dict[str, str]:
-    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage", "provider")
+    names = (
+        "agent",
+        "tool",
+        "run",
+        "queued_run",
+        "step",
+        "message",
+        "charlies_agent",
+        "block",
+        "passage",
+        "provider",
+        "conversation",
+    )
     return {name: getattr(rows, name).public_id for name in names}
 
 
@@ -291,6 +325,8 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/providers/",
         "/v1/providers?name=alices-llm",
         "/v1/providers?provider_type=openai&order=asc",
+        "/v1/conversations/",
+        "/v1/conversations/?summary_search=alice&order_by=last_message_at",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -301,6 +337,7 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         rows.run.public_id,
         rows.queued_run.public_id,
         rows.step.public_id,
+        rows.conversation.public_id,
         *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
         *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
