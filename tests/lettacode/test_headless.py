@@ -22,11 +22,6 @@ def agent_of(letta_code: LettaCode, agent_id: str) -> dict[str, Any]:
     return dict(response.raise_for_status().json())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="headless Letta Code opens a conversation per run: POST /v1/conversations/?agent_id=… is 404 until "
-    "named conversations land (branch h-conv)",
-)
 def test_a_new_user_in_headless_mode_gets_a_default_agent_and_an_answer(
     letta_code: LettaCode, fake_llm: FakeLLMServer
 ) -> None:
@@ -88,3 +83,20 @@ def test_a_second_run_with_agent_resumes_the_same_agent_and_its_history(
     sent = str(fake_llm.requests[-1].body["messages"])
     assert "Remember the word tangerine" in sent
     assert "Which word did I give you?" in sent
+
+
+def test_a_headless_run_with_agent_opens_a_conversation_of_that_agent(
+    letta_code: LettaCode, agent_id: str, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.script(Reply(text="First."), Reply(text="Second."))
+
+    first = letta_code.headless("One", "--agent", agent_id)
+    second = letta_code.headless("Two", "--agent", agent_id)
+
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert (first.result["result"], second.result["result"]) == ("First.", "Second.")
+    conversations = {first.result["conversation_id"], second.result["conversation_id"]}
+    assert len(conversations) == 2
+    assert all(conversation.startswith("conv-") for conversation in conversations)
+    assert {first.result["agent_id"], second.result["agent_id"]} == {agent_id}
+    assert "One" not in str(fake_llm.requests[-1].body["messages"])  # each conversation its own history
