@@ -90,10 +90,11 @@ def test_denying_a_bash_call_with_a_reason_gives_the_model_the_reason(
     with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
         ask(screen, "Make the probe file")
         screen.expect(APPROVAL)
+        screen.settle()
         screen.send(DOWN)
+        screen.expect("\u276f 2\\.")  # the dialog's cursor, one key at a time on a busy machine
         screen.send(DOWN)
-        screen.send(ENTER)
-        screen.expect("Type reason")
+        screen.expect("Type reason")  # option 3 takes the reason as soon as it is highlighted
         screen.type("use another name")
         screen.send(ENTER)
         wait_for_answer(screen, "was denied")
@@ -112,6 +113,7 @@ def test_esc_at_an_approval_then_a_new_message_is_answered(
     with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
         ask(screen, "Make the probe file")
         screen.expect(APPROVAL)
+        screen.settle()
         screen.send(ESC, pause=1.0)
         screen.expect("Approval cancelled")
         screen.settle()
