@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # make test runs the suite on this many pytest-xdist workers ("auto": one per core; 0 runs it serially).
 TEST_WORKERS ?= auto
 
-.PHONY: install run test sdk-envs mcp-everything lint typecheck format migrations-check check-deploy worker
+.PHONY: install run test sdk-envs ts-sdk letta-code mcp-everything lint typecheck format migrations-check check-deploy worker
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.x")'
@@ -66,6 +66,46 @@ $(MCP_EVERYTHING)/.installed:
 	  npm install --silent --no-audit --no-fund --prefix $(MCP_EVERYTHING) \
 	    @modelcontextprotocol/server-everything@$(MCP_EVERYTHING_VERSION) && touch $@; \
 	else echo "npm not found: the MCP reference server tests will be skipped"; fi
+
+# The TypeScript SDK for tests/sdk/test_letta_client_ts.py, in .sdk-node/ (made once; the marker last).
+# Without it those tests are skipped with one line.
+TS_SDK_VERSION := 1.12.1
+TS_SDK := .sdk-node
+
+ts-sdk: $(TS_SDK)/.installed-$(TS_SDK_VERSION)
+	@:
+
+$(TS_SDK)/.installed-$(TS_SDK_VERSION):
+	@echo "@letta-ai/letta-client $(TS_SDK_VERSION) -> $(TS_SDK)"
+	@mkdir -p $(TS_SDK)
+	@cd $(TS_SDK) && npm install --silent --no-audit --no-fund --no-save --prefix . @letta-ai/letta-client@$(TS_SDK_VERSION)
+	@touch $@
+
+# Letta Code (the npm CLI) for tests/lettacode, made once in .letta-code/ (the marker is written last).
+# The registry lacks two of its optional dependencies, and its letta.js bundle needs only ws and
+# node-pty: the packed package's dependency list is trimmed to those two, installed without scripts,
+# and node-pty is built for this machine (it ships no Linux prebuild). Without it the tests are skipped.
+LETTA_CODE_VERSION := 0.32.18
+LETTA_CODE := .letta-code
+export LETTA_CODE_TRIM := const fs = require("fs"); const p = JSON.parse(fs.readFileSync("package.json")); \
+	p.dependencies = {ws: p.dependencies.ws, "node-pty": p.dependencies["node-pty"]}; \
+	for (const key of ["optionalDependencies", "devDependencies", "scripts"]) delete p[key]; \
+	fs.writeFileSync("package.json", JSON.stringify(p, null, 2));
+
+letta-code: $(LETTA_CODE)/.installed-$(LETTA_CODE_VERSION)
+	@:
+
+$(LETTA_CODE)/.installed-$(LETTA_CODE_VERSION):
+	@command -v npm >/dev/null || { echo "npm (Node.js 20+) is needed for make letta-code"; exit 1; }
+	@echo "@letta-ai/letta-code $(LETTA_CODE_VERSION) -> $(LETTA_CODE)/"
+	@rm -rf $(LETTA_CODE) && mkdir -p $(LETTA_CODE)
+	@cd $(LETTA_CODE) && npm pack --silent @letta-ai/letta-code@$(LETTA_CODE_VERSION) >/dev/null \
+		&& tar xzf letta-ai-letta-code-$(LETTA_CODE_VERSION).tgz && rm letta-ai-letta-code-$(LETTA_CODE_VERSION).tgz
+	@cd $(LETTA_CODE)/package && node -e "$$LETTA_CODE_TRIM"
+	@cd $(LETTA_CODE)/package && npm install --silent --ignore-scripts --no-audit --no-fund --engine-strict=false
+	@cd $(LETTA_CODE)/package && { npm rebuild --silent node-pty || echo "node-pty did not build: Letta Code runs, its own pty features do not"; }
+	@node $(LETTA_CODE)/package/letta.js --version
+	@touch $@
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -55,8 +55,9 @@ logger = logging.getLogger(__name__)
 COALESCE_SECONDS = 0.015
 
 
-def agent_group(agent_id: Any) -> str:
-    return f"agent.{agent_id}"
+def agent_group(agent_id: Any, conversation_id: Any = None) -> str:
+    """The group of a thread's listeners: the agent's default thread (its chat tabs), or a conversation's."""
+    return f"agent.{agent_id}" if conversation_id is None else f"conversation.{conversation_id}"
 
 
 def approvals_group(organization_id: Any) -> str:
@@ -156,9 +157,9 @@ def _run_end_payload(agent_id: Any, finished: RunFinishedEvent) -> dict[str, Any
     return payload
 
 
-async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
-    """The only sender to an agent's group, and to its organization's approvals group when an
-    approval request becomes pending or is answered (the inbox reads the new state itself).
+async def publish(agent_id: Any, payloads: list[dict[str, Any]], *, conversation_id: Any = None) -> None:
+    """The only sender to a thread's group (``agent_group``), and to its organization's approvals group
+    when an approval request becomes pending or is answered (the inbox reads the new state itself).
 
     Announcing is best-effort: with the channel layer unreachable (a Redis restart) the payloads
     are dropped with a warning and the turn goes on; tabs see the gap in ``seq`` and resync."""
@@ -166,13 +167,13 @@ async def publish(agent_id: Any, payloads: list[dict[str, Any]]) -> None:
     if layer is None or not payloads:
         return
     try:
-        await _send(layer, agent_id, payloads)
+        await _send(layer, agent_id, conversation_id, payloads)
     except Exception:
         logger.warning("Could not announce %s events of agent %s; tabs resync", len(payloads), agent_id, exc_info=True)
 
 
-async def _send(layer: Any, agent_id: Any, payloads: list[dict[str, Any]]) -> None:
-    await layer.group_send(agent_group(agent_id), {"type": "agent.events", "events": payloads})
+async def _send(layer: Any, agent_id: Any, conversation_id: Any, payloads: list[dict[str, Any]]) -> None:
+    await layer.group_send(agent_group(agent_id, conversation_id), {"type": "agent.events", "events": payloads})
     if any(_changes_approvals(payload) for payload in payloads):
         organization_id = await sync_to_async(_organization_of)(agent_id)
         if organization_id is not None:
@@ -203,9 +204,10 @@ class RunAnnouncer:
     through it (``announce_run_end``, ``announce_memory_edit``); closing it sends what is left.
     """
 
-    def __init__(self, *, run_id: Any, agent_id: Any) -> None:
+    def __init__(self, *, run_id: Any, agent_id: Any, conversation_id: Any = None) -> None:
         self.run_id = run_id
         self.agent_id = agent_id
+        self.conversation_id = conversation_id
         self._pending: list[dict[str, Any]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
@@ -255,11 +257,13 @@ class RunAnnouncer:
         with self._edits_lock:
             due = [edit for edit in self._edits if every or edit.message_id == message_id]
             self._edits = [edit for edit in self._edits if edit not in due]
+        # In the run's order for the agent's tabs when the run is on their (default) thread.
+        in_order = self.agent_id if self.conversation_id is None else None
         for edit in due:
-            if self.agent_id in edit.agent_ids:
+            if in_order in edit.agent_ids:
                 self._pending.append(edit.payload)
             for agent_id in edit.agent_ids:
-                if agent_id != self.agent_id:
+                if agent_id != in_order:
                     await _publish_edit(agent_id, edit.payload)
 
     def _merge(self, payload: dict[str, Any]) -> None:
@@ -286,25 +290,32 @@ class RunAnnouncer:
                 self._timer.cancel()
                 self._timer = None
             pending, self._pending = self._pending, []
-            await publish(self.agent_id, pending)
+            await publish(self.agent_id, pending, conversation_id=self.conversation_id)
 
 
-async def announce_run_end(agent_id: Any, finished: RunFinishedEvent) -> None:
-    """Announce a run's recorded end: after the run's own events when it executes in this process."""
-    payload = await sync_to_async(_run_end_payload)(agent_id, finished)
+async def announce_run_end(agent_id: Any, finished: RunFinishedEvent, *, conversation_id: Any = None) -> None:
+    """Announce a run's recorded end: after the run's own events when it executes in this process.
+    A conversation has no chat tabs: its end is the event alone."""
+    if conversation_id is None:
+        payload = await sync_to_async(_run_end_payload)(agent_id, finished)
+    else:
+        payload = event_payload(finished)
     announcer = _executing.get(public_id("run", finished.run_id))
     if announcer is not None:
         await announcer.announce(finished, payload=payload)
     else:
-        await publish(agent_id, [payload])
+        await publish(agent_id, [payload], conversation_id=conversation_id)
 
 
-def announce_run_end_on_commit(agent_id: Any, finished: RunFinishedEvent) -> None:
+def announce_run_end_on_commit(agent_id: Any, finished: RunFinishedEvent, *, conversation_id: Any = None) -> None:
     """Announce an end the engine did not see (a cancel, a refusal, a sweep) once it is committed
     (at once outside a transaction). The payload says whether an approval still waits."""
 
     def send() -> None:
         try:
+            if conversation_id is not None:
+                async_to_sync(publish)(agent_id, [event_payload(finished)], conversation_id=conversation_id)
+                return
             agent = Agent.objects.get(pk=agent_id)
             awaiting = pending_approval_row(agent)
             verdict = replace(finished, awaiting_approval=awaiting.snapshot() if awaiting else None)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
@@ -10,6 +9,9 @@ from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, Value, When
 
 from accounts.fields import EncryptedJSONField
 from accounts.scoping import AuthoredModel, OrgScopedQuerySet, PublicIdModel
+from agents.conversations.models import AgentHold as AgentHold
+from agents.conversations.models import Conversation as Conversation
+from agents.conversations.models import SeqRange as SeqRange
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
 from agents.memory.models import AgentBlock as AgentBlock
@@ -24,50 +26,24 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-class SeqRange:
-    """The ``seq`` values an agent's next rows take, in order: the one allocator of ``Message.seq``.
-
-    ``seq`` orders one scope's rows (an agent's today). Only the holder of the scope allocates,
-    so two writers never take one value: a writer between turns holds the agent's row lock for
-    its transaction (``Agent.objects.hold``, which gives it its range); the turn holds the
-    agent's lease (``agents.runs.state``) for its whole length, and builds its range once from
-    the last ``seq`` its window read saw (``agents.runs.store``), so its appends cost no query.
-    """
-
-    def __init__(self, last_seq: int | None) -> None:
-        self._next = 0 if last_seq is None else last_seq + 1
-
-    def take(self, count: int = 1) -> int:
-        """The first of ``count`` consecutive new values."""
-        first = self._next
-        self._next += count
-        return first
-
-
-@dataclass(frozen=True)
-class AgentHold:
-    """What a writer holding an agent's row lock knows of it (``Agent.objects.hold``)."""
-
-    busy: bool
-    seqs: SeqRange
-    context_start_seq: int
-    context_summary_seq: int | None
-    context_keep_seq: int | None
-
-
 class AgentQuerySet(OrgScopedQuerySet):
-    def hold(self, agent_id: Any) -> AgentHold:
-        """Take the agent's row lock until the caller's transaction ends (one query); call inside it.
+    def hold(self, agent_id: Any, conversation_id: Any = None) -> AgentHold:
+        """Take the thread's row lock until the caller's transaction ends (one query); call inside it.
 
-        Holding it serializes every writer between turns with the others and with starts of
-        runs: the answer says whether the agent is busy (the busy rule, ``RunQuerySet.busy``),
-        which ``seq`` values its next rows take, and where its window starts.
+        The thread is the agent's default one, or its conversation ``conversation_id`` (whose row
+        is locked instead). Holding it serializes every writer between turns with the others and
+        with starts of runs: the answer says whether the thread is busy (the busy rule,
+        ``RunQuerySet.busy``), which ``seq`` values its next rows take, and where its window starts.
         """
-        last_row = Message.objects.filter(agent_id=OuterRef("pk")).order_by("-seq").values("seq")[:1]
+        holders = self if conversation_id is None else Conversation.objects.filter(agent_id=agent_id)
+        pk = agent_id if conversation_id is None else conversation_id
+        thread: Any = OuterRef("pk") if conversation_id is not None else None
+        agent_ref = OuterRef("pk") if conversation_id is None else OuterRef("agent_id")
+        last_row = Message.objects.filter(agent_id=agent_ref, conversation_id=thread).order_by("-seq").values("seq")[:1]
         busy, last_seq, start, summary, keep = (
-            self.select_for_update()
-            .filter(pk=agent_id)
-            .annotate(busy=Exists(Run.objects.busy_with(OuterRef("pk"))), last_seq=Subquery(last_row))
+            holders.select_for_update()
+            .filter(pk=pk)
+            .annotate(busy=Exists(Run.objects.busy_with(agent_ref, thread)), last_seq=Subquery(last_row))
             .values_list("busy", "last_seq", "context_start_seq", "context_summary_seq", "context_keep_seq")
             .get()
         )
@@ -180,21 +156,33 @@ class MessageQuerySet(OrgScopedQuerySet):
             Agent.bump_context_revision(agent_ids)
         return result
 
-    def in_context(self, agent: Agent) -> MessageQuerySet:
-        """The rows the model sees, in the order it sees them (the summary right after the system row)."""
+    def in_context(self, agent: Agent, conversation: Conversation | None = None) -> MessageQuerySet:
+        """The rows the model sees in the thread (the agent's default one, or ``conversation``),
+        in the order it sees them (the summary right after the system row)."""
+        holder: Agent | Conversation = agent if conversation is None else conversation
         return self.in_window(
             agent.pk,
-            start=agent.context_start_seq,
-            summary=agent.context_summary_seq,
-            keep=agent.context_keep_seq,
+            conversation_id=None if conversation is None else conversation.pk,
+            start=holder.context_start_seq,
+            summary=holder.context_summary_seq,
+            keep=holder.context_keep_seq,
         )
 
-    def in_window(self, agent_id: Any, *, start: int, summary: int | None, keep: int | None) -> MessageQuerySet:
-        rows = self.filter(agent_id=agent_id, seq__gte=start)
+    def in_thread(self, agent_id: Any, conversation_id: Any = None) -> MessageQuerySet:
+        """The rows of one thread: the agent's default one, or its conversation ``conversation_id``."""
+        if conversation_id is None:
+            return self.filter(agent_id=agent_id, conversation__isnull=True)
+        return self.filter(agent_id=agent_id, conversation_id=conversation_id)
+
+    def in_window(
+        self, agent_id: Any, *, conversation_id: Any = None, start: int, summary: int | None, keep: int | None
+    ) -> MessageQuerySet:
+        thread = self.in_thread(agent_id, conversation_id)
+        rows = thread.filter(seq__gte=start)
         if summary is None or keep is None:
             return rows.order_by("seq")
         # An older summary is history, not context: only the latest one heads the window.
-        older_summaries = self.filter(agent_id=agent_id, seq__gte=keep, metadata__kind="summary").exclude(seq=summary)
+        older_summaries = thread.filter(seq__gte=keep, metadata__kind="summary").exclude(seq=summary)
         rows = rows.filter(Q(seq=start) | Q(seq=summary) | Q(seq__gte=keep)).exclude(
             seq__in=older_summaries.values("seq")
         )
@@ -227,6 +215,10 @@ class Message(PublicIdModel):
     otid = models.CharField(max_length=64, blank=True)
     name = models.CharField(max_length=200, blank=True)
     run = models.ForeignKey("Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
+    # The thread of the row: a conversation's, or (empty) the agent's default thread. ``seq`` counts per thread.
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, null=True, blank=True, related_name="messages"
+    )
     step = models.ForeignKey("Step", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
     is_err = models.BooleanField(default=False)
     sender_user = models.ForeignKey(
@@ -242,7 +234,16 @@ class Message(PublicIdModel):
     class Meta:
         ordering: ClassVar = ["agent", "seq"]
         constraints: ClassVar = [
-            models.UniqueConstraint(fields=["agent", "seq"], name="unique_message_seq_per_agent"),
+            models.UniqueConstraint(
+                fields=["agent", "seq"],
+                condition=Q(conversation__isnull=True),
+                name="unique_message_seq_per_agent",
+            ),
+            models.UniqueConstraint(
+                fields=["conversation", "seq"],
+                condition=Q(conversation__isnull=False),
+                name="unique_message_seq_per_conversation",
+            ),
         ]
         indexes: ClassVar = [
             models.Index(fields=["agent", "otid"], name="message_agent_otid"),
@@ -284,6 +285,7 @@ class Message(PublicIdModel):
             step_id=self.step_id,
             is_err=self.is_err,
             created_at=self.created_at,
+            conversation_id=self.conversation_id,
         )
 
 
@@ -347,21 +349,23 @@ class RunQuerySet(OrgScopedQuerySet):
         """Runs not ended yet (``ACTIVE_RUN_STATUSES``)."""
         return self.filter(status__in=ACTIVE_RUN_STATUSES)
 
-    def busy_with(self, agent_id: Any) -> RunQuerySet:
-        """The runs that make the agent busy: its active ones (``agent_id`` may be an ``OuterRef``).
+    def busy_with(self, agent_id: Any, conversation_id: Any = None) -> RunQuerySet:
+        """The runs that make a thread busy: its active ones (the ids may be ``OuterRef``s).
 
-        The busy rule (DESIGN §14), the one definition: while an agent has a queued or
-        running run, no other run starts and nothing else writes its rows (a reset, a
-        summary). The turn lease (``agents.runs.state``) is how the executing turn holds the
-        agent, not a second rule: only an active run holds it.
+        The busy rule (DESIGN §14), the one definition: while a thread (the agent's default
+        one, or its conversation ``conversation_id``) has a queued or running run, no other
+        run starts on it and nothing else writes its rows (a reset, a summary). Two threads
+        of one agent run at once; the blocks they share have one writer each
+        (``agents.memory.services``). The turn lease (``agents.runs.state``) is how the
+        executing turn holds its thread, not a second rule: only an active run holds it.
         """
-        return self.filter(agent_id=agent_id).active()
+        return self.filter(agent_id=agent_id, conversation_id=conversation_id).active()
 
-    def busy(self, agent_id: Any) -> bool:
-        return self.busy_with(agent_id).exists()
+    def busy(self, agent_id: Any, conversation_id: Any = None) -> bool:
+        return self.busy_with(agent_id, conversation_id).exists()
 
-    async def abusy(self, agent_id: Any) -> bool:
-        return await self.busy_with(agent_id).aexists()
+    async def abusy(self, agent_id: Any, conversation_id: Any = None) -> bool:
+        return await self.busy_with(agent_id, conversation_id).aexists()
 
 
 class Run(PublicIdModel):
@@ -369,6 +373,9 @@ class Run(PublicIdModel):
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, null=True, blank=True, related_name="runs", help_text="Empty: default."
+    )
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     stop_reason = models.CharField(max_length=30, choices=StopReason.choices, blank=True)
     background = models.BooleanField(default=False, help_text="Executed by a worker, not in the request.")

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 def _message_cursor(agent: Agent, public_id: str) -> int:
     pk = Message.parse_public_id(public_id)
-    seq = Message.objects.filter(agent=agent, pk=pk).values_list("seq", flat=True).first() if pk else None
+    rows = Message.objects.in_thread(agent.pk)
+    seq: int | None = rows.filter(pk=pk).values_list("seq", flat=True).first() if pk else None
     if seq is None:
         raise NotFound(f"Message {public_id} not found")
     return seq
@@ -53,7 +54,7 @@ def message_list(
     ``order="desc"`` takes the newest ``limit`` rows of that range, ``"asc"`` the oldest.
     System rows are left out unless ``include_system``.
     """
-    rows = Message.objects.filter(agent=agent)
+    rows = Message.objects.in_thread(agent.pk)
     if not include_system:
         rows = rows.exclude(role=MessageRole.SYSTEM)
     if after:
@@ -75,7 +76,7 @@ def pending_approval_rows(agents: QuerySet[Agent]) -> list[Message]:
     an answer started is already taking care of the request. Each row comes with its agent.
     """
     latest_row = (
-        Message.objects.filter(agent=OuterRef("pk"), seq__gte=OuterRef("context_start_seq"))
+        Message.objects.filter(agent=OuterRef("pk"), conversation__isnull=True, seq__gte=OuterRef("context_start_seq"))
         .exclude(role=MessageRole.SYSTEM)
         .order_by("-seq")
         .values("id")[:1]
@@ -106,7 +107,7 @@ def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid
     window = Q()
     for agent in agents:
         if agent.context_summary_seq is None:
-            window |= Q(agent=agent, seq__gte=agent.context_start_seq)
+            window |= Q(agent=agent, conversation__isnull=True, seq__gte=agent.context_start_seq)
         else:  # compacted: the window is not a plain suffix
             result[agent.pk] = list(Message.objects.in_context(agent).values_list("id", flat=True))
     if window:

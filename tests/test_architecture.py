@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("errors, llm and the database", ("agents.errors", "agents.llm", "agents.llm.*", "agents.database")),
     ("engine", ("agents.engine", "agents.engine.*")),
-    ("models", ("agents.models", "agents.memory.models")),
+    ("models", ("agents.models", "agents.memory.models", "agents.conversations", "agents.conversations.models")),
     ("wire", ("agents.wire", "agents.wire.*")),
     (
         "services, selectors, memory and broadcast",
@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "agents.memory.*",
             "agents.broadcast",
             "agents.sockets",
+            "agents.conversations.*",
         ),
     ),
     ("runs", ("agents.runs", "agents.runs.*")),

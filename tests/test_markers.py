@@ -37,6 +37,7 @@ CALL_NEEDS: dict[str, frozenset[str]] = {
     "start_worker": LIVE_AND_WORKER,
     "Letta": frozenset({"sdk"}),
     "run_driver": frozenset({"sdk"}),
+    "run_ts_driver": frozenset({"sdk"}),
     "sdk_python": frozenset({"sdk"}),
 }
 

@@ -1,4 +1,5 @@
-"""``GET /v1/agents/{agent_id}/messages``: the agent's history as LettaMessages, by cursor."""
+"""``GET /v1/agents/{agent_id}/messages``: the agent's history as LettaMessages, by cursor; and
+``GET /v1/messages/{message_id}``: one stored row as LettaMessages."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from typing import TYPE_CHECKING, get_args
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from accounts.access import get_for_org
 from agents import selectors
 from agents.api.base import OrgScopedAPIView
 from agents.api.openapi import LIMIT, errors
 from agents.engine.inputs import LettaMessageType
 from agents.errors import ValidationFailed
-from agents.wire.messages import LettaMessage, letta_messages
+from agents.models import Message
+from agents.wire.messages import LettaMessage, letta_messages, letta_messages_for_row
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -88,3 +91,16 @@ class AgentMessagesView(OrgScopedAPIView):
         )
         messages = letta_messages(rows)
         return Response(messages if shown is None else [m for m in messages if m["message_type"] in shown])
+
+
+class MessageDetailView(OrgScopedAPIView):
+    """One stored row, as the LettaMessages it shows as, last part first (Letta 0.16.8's order).
+
+    Letta Code reads the agent's last in-context message this way at startup to find a tool
+    call still waiting for approval (an ``approval_request_message`` among the parts).
+    """
+
+    @extend_schema(operation_id="messages_retrieve", responses={200: list[LettaMessage], **errors(404)})
+    def get(self, request: Request, message_id: str) -> Response:
+        row = get_for_org(Message, self.organization, message_id)
+        return Response(list(reversed(letta_messages_for_row(row))))

@@ -44,13 +44,18 @@ def _batch_running(run: Run, tool_row: Message) -> bool:
     if run.status in FINISHED:
         return False
     asking = (
-        Message.objects.filter(agent_id=run.agent_id, seq__lt=tool_row.seq, role=MessageRole.ASSISTANT)
+        Message.objects.in_thread(run.agent_id, run.conversation_id)
+        .filter(seq__lt=tool_row.seq, role=MessageRole.ASSISTANT)
         .order_by("-seq")
         .first()
     )
     if asking is None:
         return False
-    between = Message.objects.filter(agent_id=run.agent_id, seq__gte=asking.seq, seq__lte=tool_row.seq).order_by("seq")
+    between = (
+        Message.objects.in_thread(run.agent_id, run.conversation_id)
+        .filter(seq__gte=asking.seq, seq__lte=tool_row.seq)
+        .order_by("seq")
+    )
     broken = missing_results([row.snapshot() for row in between])
     return broken is not None and broken[1] is not None and broken[1].id == tool_row.id
 
@@ -95,7 +100,7 @@ async def run_stream(
         message_types=message_types,
     )
     layer = get_channel_layer()
-    group = agent_group(run.agent_id)
+    group = agent_group(run.agent_id, run.conversation_id)
     channel: str | None = None
     if layer is not None:
         channel = await layer.new_channel()

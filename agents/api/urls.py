@@ -22,6 +22,7 @@ from agents.api import providers as provider_views
 from agents.api import recompile as recompile_views
 from agents.api import runs as run_views
 from agents.api import tags as tag_views
+from agents.api.messages_list import MessageDetailView
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -88,6 +89,8 @@ urlpatterns = [
     *route("blocks/<str:block_id>/agents", blocks.BlockAgentsView, "block-agents"),
     # --- end of memory ---
     # --- conversations: an agent's default thread (``default`` + ``agent_id``, or ``agent-…``) ---
+    *route("conversations/", conversations.ConversationsView, "conversations"),
+    *route("conversations/<str:conversation_id>", conversations.ConversationView, "conversation"),
     *route("conversations/<str:conversation_id>/messages", conversations.ConversationMessagesView, "conv-messages"),
     *route(
         "conversations/<str:conversation_id>/messages/preview-raw-payload",
@@ -95,11 +98,13 @@ urlpatterns = [
         "conv-messages-preview",
     ),
     *route("conversations/<str:conversation_id>/cancel", conversations.ConversationCancelView, "conv-cancel"),
+    *route("conversations/<str:conversation_id>/fork", conversations.ConversationForkView, "conv-fork"),
     *route("conversations/<str:conversation_id>/stream", conversations.ConversationStreamView, "conv-stream"),
     *route("conversations/<str:conversation_id>/compact", conversations.ConversationCompactView, "conv-compact"),
     *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),
     *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
     # --- models and providers ---
+    *route("messages/<str:message_id>", MessageDetailView, "message"),
     *route("models/", model_views.ModelListView, "models"),
     *route("models/embedding", model_views.EmbeddingModelListView, "models-embedding"),
     *route("providers/", provider_views.ProviderListView, "providers"),

@@ -165,7 +165,8 @@ def chat_sync(*, agent: Agent, after_seq: int, limit: int = SYNC_PAGE_ROWS) -> d
     """
     sweep_stale_runs(agent_id=agent.pk)
     rows = list(
-        Message.objects.filter(agent=agent, seq__gt=after_seq)
+        Message.objects.in_thread(agent.pk)
+        .filter(seq__gt=after_seq)
         .exclude(role=MessageRole.SYSTEM)
         .order_by("seq")[: limit + 1]
     )
@@ -221,7 +222,7 @@ def chat_retry(*, agent: Agent, user: User) -> Run:
 
 def last_user_input(agent: Agent) -> Message | None:
     """The agent's latest message from a person (not the login notice, not a compaction's summary)."""
-    rows = Message.objects.filter(agent=agent, role=MessageRole.USER).order_by("-seq")
+    rows = Message.objects.in_thread(agent.pk).filter(role=MessageRole.USER).order_by("-seq")
     return next((row for row in rows.iterator(chunk_size=20) if row_kind(row) == "message"), None)
 
 

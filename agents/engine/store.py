@@ -39,6 +39,7 @@ class MessageSnapshot:
     step_id: Any = None
     is_err: bool = False
     created_at: datetime | None = None
+    conversation_id: Any = None  # the row's thread: a conversation, or None for the agent's default one
 
     @property
     def public_id(self) -> str:

@@ -25,7 +25,7 @@ from agents.engine.compaction import (
 )
 from agents.errors import AgentBusy, Conflict
 from agents.llm.registry import get_llm_client
-from agents.models import Agent, Message, MessageRole, Run
+from agents.models import Agent, Conversation, Message, MessageRole, Run
 
 if TYPE_CHECKING:
     from agents.engine.compaction import Compaction
@@ -56,8 +56,10 @@ def store_compaction(
     keep_from_seq: int,
     evicted: int,
     stats: dict[str, Any] | None = None,
+    conversation_id: Any = None,
 ) -> Message:
-    """Append the summary row at ``seq`` and start the context's rows at ``keep_from_seq``.
+    """Append the summary row at ``seq`` and start the context's rows at ``keep_from_seq``
+    (in the agent's default thread, or in conversation ``conversation_id``).
 
     Call inside the transaction that owns the agent's rows (a turn's store, or ``agent_summarize``).
     ``stats`` (Letta's ``compaction_stats``) is kept in the row's metadata for the wire's ``summary_message``.
@@ -73,27 +75,36 @@ def store_compaction(
         content=[{"type": "text", "text": summary_content(summary)}],
         metadata=metadata,
         run_id=run_id,
+        conversation_id=conversation_id,
     )
-    Agent.objects.filter(pk=agent_id).update(context_summary_seq=seq, context_keep_seq=keep_from_seq)
+    holder = (
+        Agent.objects.filter(pk=agent_id)
+        if conversation_id is None
+        else Conversation.objects.filter(pk=conversation_id, agent_id=agent_id)
+    )
+    holder.update(context_summary_seq=seq, context_keep_seq=keep_from_seq)
     return row
 
 
-def _pointers(agent: Agent) -> tuple[int, int | None, int | None]:
-    return agent.context_start_seq, agent.context_summary_seq, agent.context_keep_seq
+def _pointers(holder: Agent | Conversation) -> tuple[int, int | None, int | None]:
+    return holder.context_start_seq, holder.context_summary_seq, holder.context_keep_seq
 
 
-def _context(agent: Agent) -> tuple[list[MessageSnapshot], LLMClient, str]:
-    rows = [m.snapshot() for m in Message.objects.in_context(agent)]
+def _context(agent: Agent, conversation: Conversation | None) -> tuple[list[MessageSnapshot], LLMClient, str]:
+    rows = [m.snapshot() for m in Message.objects.in_context(agent, conversation)]
     client, model = get_llm_client(agent.model, organization=agent.organization)
     return rows, client, model
 
 
-def _store(agent: Agent, compaction: Compaction) -> int:
+def _store(agent: Agent, conversation: Conversation | None, compaction: Compaction) -> int:
+    conversation_id = conversation.pk if conversation is not None else None
     with transaction.atomic():
-        hold = Agent.objects.hold(agent.pk)
+        hold = Agent.objects.hold(agent.pk, conversation_id)
         if hold.busy:
             raise AgentBusy()
-        if (hold.context_start_seq, hold.context_summary_seq, hold.context_keep_seq) != _pointers(agent):
+        if (hold.context_start_seq, hold.context_summary_seq, hold.context_keep_seq) != _pointers(
+            conversation or agent
+        ):
             raise ContextMovedOn()
         store_compaction(
             agent_id=agent.pk,
@@ -104,19 +115,22 @@ def _store(agent: Agent, compaction: Compaction) -> int:
             keep_from_seq=compaction.plan.keep_from_seq,
             evicted=len(compaction.plan.evicted),
             stats=compaction.stats,
+            conversation_id=conversation_id,
         )
-        return Message.objects.in_context(Agent.objects.get(pk=agent.pk)).count()
+        fresh = Conversation.objects.get(pk=conversation_id) if conversation_id else None
+        return Message.objects.in_context(Agent.objects.get(pk=agent.pk), fresh).count()
 
 
-async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
-    """Summarize the older part of ``agent``'s context now (refused with 409 while a run is active).
+async def agent_summarize(*, agent: Agent, conversation: Conversation | None = None) -> SummarizeAnswer:
+    """Summarize the older part of a thread's context now (``agent``'s default thread, or
+    ``conversation``), refused with 409 while a run is active on that thread.
 
     Answers Letta's ``{summary, num_messages_before, num_messages_after}``; with nothing to
     evict, the summary is the current one (or ``None``) and the counts are equal.
     """
-    if await Run.objects.abusy(agent.pk):
+    if await Run.objects.abusy(agent.pk, conversation.pk if conversation is not None else None):
         raise AgentBusy()
-    rows, client, model = await sync_to_async(_context)(agent)
+    rows, client, model = await sync_to_async(_context)(agent, conversation)
     try:
         compaction = await compact(
             client,
@@ -134,5 +148,5 @@ async def agent_summarize(*, agent: Agent) -> SummarizeAnswer:
         current = next((row for row in rows if is_summary(row)), None)
         summary = summary_of(current) if current else None
         return {"summary": summary, "num_messages_before": len(rows), "num_messages_after": len(rows)}
-    after = await sync_to_async(_store)(agent, compaction)
+    after = await sync_to_async(_store)(agent, conversation, compaction)
     return {"summary": compaction.summary, "num_messages_before": len(rows), "num_messages_after": after}

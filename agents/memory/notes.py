@@ -49,7 +49,8 @@ def _edited_call_ids(row: Any) -> list[str]:
 
 
 def _calls_before(row: Any) -> dict[str, dict[str, Any]]:
-    earlier = Message.objects.filter(agent_id=row.agent_id, role=MessageRole.ASSISTANT, seq__lt=row.seq)
+    thread = Message.objects.in_thread(row.agent_id, row.conversation_id)
+    earlier = thread.filter(role=MessageRole.ASSISTANT, seq__lt=row.seq)
     assistants = earlier.order_by("-seq").only("tool_calls")[:CALL_LOOKBACK_ROWS]
     return {call["id"]: call for assistant in assistants for call in assistant.tool_calls or []}
 

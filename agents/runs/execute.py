@@ -66,7 +66,9 @@ class RunExecution:
         assert task is not None
         deadline = asyncio.get_running_loop().call_later(limit, self._time_out, task, limit)
         try:
-            async with RunAnnouncer(run_id=self.run.pk, agent_id=self.run.agent_id) as announcer:
+            async with RunAnnouncer(
+                run_id=self.run.pk, agent_id=self.run.agent_id, conversation_id=self.run.conversation_id
+            ) as announcer:
                 async for event in self.turn.events():
                     if not isinstance(event, RunFinishedEvent):  # announced once recorded, by run_state
                         await announcer.announce(event)

@@ -14,7 +14,7 @@ from agents.engine.context import build_request, tool_schemas
 from agents.errors import AgentBusy, NotFound
 from agents.llm.tokens import estimate_tokens
 from agents.memory.prompt import memory_for_agent
-from agents.models import Agent, Message, MessageRole, Passage
+from agents.models import Agent, Conversation, Message, MessageRole, Passage
 from agents.runs.turns import model_settings, tool_specs
 from agents.services import login_message_text
 from agents.wire.messages import letta_timestamp
@@ -36,9 +36,9 @@ def _turn_text(turn: Turn) -> str:
     return json.dumps(repr(turn))
 
 
-def system_prompt(*, agent: Agent) -> str:
-    """The system prompt ``agent``'s next step sends: its system text and its compiled memory."""
-    rows = list(Message.objects.in_context(agent))
+def system_prompt(*, agent: Agent, conversation: Conversation | None = None) -> str:
+    """The system prompt the next step of a thread of ``agent`` sends: its system text and its compiled memory."""
+    rows = list(Message.objects.in_context(agent, conversation))
     if not any(row.role == MessageRole.SYSTEM for row in rows):
         raise NotFound(f"No system message found for agent '{agent.public_id}'")
     memory = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.pk)

@@ -13,10 +13,11 @@ import enum
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.utils import timezone
 
 from agents.engine.state import check_turn_input
 from agents.errors import AgentBusy
-from agents.models import Agent, Message, Run, RunTransport
+from agents.models import Agent, Conversation, Message, Run, RunTransport
 from agents.runs import dispatch
 from agents.runs.sweeper import sweep_stale_runs
 from agents.runs.turns import tool_specs, with_client_tools
@@ -31,10 +32,10 @@ class RunMode(enum.Enum):
     BACKGROUND = "background"  # a worker executes it (the chat, ``messages/async``, ``background=true``)
 
 
-def check_input(*, agent: Agent, request: TurnRequest) -> None:
-    """Raise the engine's errors now for input the agent's state does not accept (edited
+def check_input(*, agent: Agent, request: TurnRequest, conversation: Conversation | None = None) -> None:
+    """Raise the engine's errors now for input the thread's state does not accept (edited
     approval arguments included, against the schemas of the agent's and the request's tools)."""
-    rows = [m.snapshot() for m in Message.objects.in_context(agent)]
+    rows = [m.snapshot() for m in Message.objects.in_context(agent, conversation)]
     specs = with_client_tools(tool_specs(agent), request.client_tools or ())
     check_turn_input(rows, request.turn_input(), specs={spec.name: spec for spec in specs})
 
@@ -47,24 +48,27 @@ def run_start(
     user: User | None = None,
     api_key: ApiKey | None = None,
     transport: RunTransport = RunTransport.API,
+    conversation: Conversation | None = None,
 ) -> Run:
-    """Create a run of ``request`` for ``agent``, or raise why it cannot start.
+    """Create a run of ``request`` on a thread of ``agent`` (its default one, or ``conversation``),
+    or raise why it cannot start.
 
-    The busy rule (DESIGN §14, ``RunQuerySet.busy_with``): while the agent has a queued or
-    running run, a new run is refused with ``AgentBusy`` (409) on every transport; a turn that stopped
-    for approval has ended its run, so the answer starts the next run normally.
+    The busy rule (DESIGN §14, ``RunQuerySet.busy_with``): while the thread has a queued or
+    running run, a new run on it is refused with ``AgentBusy`` (409) on every transport; a turn that stopped
+    for approval has ended its run, so the answer starts the next run normally. Two threads of one
+    agent run at once.
     Background runs have their input checked now, so the caller hears of a refused
     input (``PendingApprovalConflict``, ``NoPendingApproval``…) at once rather than
     from a failed run; inline runs check it when their turn opens, before anything
     is streamed.
     """
     if mode is RunMode.BACKGROUND:
-        check_input(agent=agent, request=request)
-    run = _create_unless_busy(agent, request, mode, user, api_key, transport)
+        check_input(agent=agent, request=request, conversation=conversation)
+    run = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
     # Busy: perhaps only with a run whose executor died. The sweep ends such runs, and costs
     # its query only here, not on every start.
     if run is None and sweep_stale_runs(agent_id=agent.pk):
-        run = _create_unless_busy(agent, request, mode, user, api_key, transport)
+        run = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
     if run is None:
         raise AgentBusy()
     return run
@@ -72,6 +76,7 @@ def run_start(
 
 def _create_unless_busy(
     agent: Agent,
+    conversation: Conversation | None,
     request: TurnRequest,
     mode: RunMode,
     user: User | None,
@@ -79,12 +84,16 @@ def _create_unless_busy(
     transport: RunTransport,
 ) -> Run | None:
     with transaction.atomic():
-        # Serialize starts per agent: the row lock makes "not busy, then create a run" atomic.
-        if Agent.objects.hold(agent.pk).busy:
+        # Serialize starts per thread: the row lock makes "not busy, then create a run" atomic.
+        if Agent.objects.hold(agent.pk, conversation.pk if conversation else None).busy:
             return None
+        if conversation is not None:
+            conversation.last_message_at = timezone.now()
+            conversation.save(update_fields=["last_message_at", "updated_at"])
         run = Run.objects.create(
             organization_id=agent.organization_id,
             agent=agent,
+            conversation=conversation,
             request=request.stored(),
             background=mode is RunMode.BACKGROUND,
             created_by=user if user is not None and user.is_authenticated else None,

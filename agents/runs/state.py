@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agents.broadcast import announce_run_end, announce_run_end_on_commit
 from agents.engine.events import RunFinishedEvent, TurnUsage
 from agents.engine.stop import StopReason
-from agents.models import ACTIVE_RUN_STATUSES, Agent, Run, RunStatus
+from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Run, RunStatus
 
 if TYPE_CHECKING:
     from agents.llm.base import Usage
@@ -60,33 +60,47 @@ def lock_ttl() -> timedelta:
     return timedelta(seconds=getattr(settings, "AGENT_TURN_LOCK_SECONDS", 60))
 
 
-def take_lease(agent_id: Any, run_id: Any) -> bool:
-    """Take the agent's turn lease for ``run_id``: free, expired, or already this run's. Whether it was taken."""
+def _thread(agent_id: Any, conversation_id: Any) -> QuerySet[Any]:
+    """The row holding a thread's lease: the agent's for its default thread, else the conversation's."""
+    if conversation_id is None:
+        return Agent.objects.filter(pk=agent_id)
+    return Conversation.objects.filter(pk=conversation_id, agent_id=agent_id)
+
+
+def take_lease(agent_id: Any, run_id: Any, conversation_id: Any = None) -> bool:
+    """Take the thread's turn lease for ``run_id``: free, expired, or already this run's. Whether it was taken."""
     now = timezone.now()
     free = Q(turn_lock_run_id__isnull=True) | Q(turn_lock_expires_at__lt=now) | Q(turn_lock_run_id=run_id)
-    taken = Agent.objects.filter(free, pk=agent_id).update(
-        turn_lock_run_id=run_id, turn_lock_expires_at=now + lock_ttl()
+    taken = (
+        _thread(agent_id, conversation_id)
+        .filter(free)
+        .update(turn_lock_run_id=run_id, turn_lock_expires_at=now + lock_ttl())
     )
     return taken == 1
 
 
-def renew_lease(agent_id: Any, run_id: Any) -> None:
-    """Extend the agent's turn lease by ``lock_ttl()``, if ``run_id`` still holds it."""
-    Agent.objects.filter(pk=agent_id, turn_lock_run_id=run_id).update(turn_lock_expires_at=timezone.now() + lock_ttl())
+def renew_lease(agent_id: Any, run_id: Any, conversation_id: Any = None) -> None:
+    """Extend the thread's turn lease by ``lock_ttl()``, if ``run_id`` still holds it."""
+    _thread(agent_id, conversation_id).filter(turn_lock_run_id=run_id).update(
+        turn_lock_expires_at=timezone.now() + lock_ttl()
+    )
 
 
-def release_lease(agent_id: Any, run_id: Any) -> None:
-    """Give the agent's turn lease back, if ``run_id`` still holds it."""
-    Agent.objects.filter(pk=agent_id, turn_lock_run_id=run_id).update(turn_lock_run_id=None, turn_lock_expires_at=None)
+def release_lease(agent_id: Any, run_id: Any, conversation_id: Any = None) -> None:
+    """Give the thread's turn lease back, if ``run_id`` still holds it."""
+    _thread(agent_id, conversation_id).filter(turn_lock_run_id=run_id).update(
+        turn_lock_run_id=None, turn_lock_expires_at=None
+    )
 
 
 class LeaseRenewal:
     """Keeps a turn's lease (and its run's heartbeat) fresh for the whole turn, model calls included:
     every third of ``lock_ttl()``, on the running loop, until stopped."""
 
-    def __init__(self, *, agent_id: Any, run_id: Any) -> None:
+    def __init__(self, *, agent_id: Any, run_id: Any, conversation_id: Any = None) -> None:
         self.agent_id = agent_id
         self.run_id = run_id
+        self.conversation_id = conversation_id
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -101,7 +115,7 @@ class LeaseRenewal:
         interval = lock_ttl().total_seconds() / 3
         while True:
             await asyncio.sleep(interval)
-            await sync_to_async(heartbeat)(self.run_id, self.agent_id, renew=True)
+            await sync_to_async(heartbeat)(self.run_id, self.agent_id, renew=True, conversation_id=self.conversation_id)
 
 
 # --- starting ------------------------------------------------------------------------------
@@ -131,11 +145,11 @@ def claim_created(run: Run) -> Run | None:
     return run
 
 
-def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool) -> bool:
-    """Record that a running run is alive and renew the agent's lease (with ``renew``);
+def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool, conversation_id: Any = None) -> bool:
+    """Record that a running run is alive and renew its thread's lease (with ``renew``);
     return whether it has been asked to stop."""
     if renew:
-        renew_lease(agent_pk, run_pk)
+        renew_lease(agent_pk, run_pk, conversation_id)
         Run.objects.filter(pk=run_pk).update(heartbeat_at=timezone.now())
     return Run.objects.filter(pk=run_pk, cancel_requested_at__isnull=False).exists()
 
@@ -143,9 +157,9 @@ def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool) -> bool:
 # --- ending --------------------------------------------------------------------------------
 
 
-def _record_end(run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage) -> bool:
+def _record_end(run_pk: Any, agent_pk: Any, conversation_id: Any, finished: RunFinishedEvent, usage: Usage) -> bool:
     with transaction.atomic():
-        release_lease(agent_pk, run_pk)
+        release_lease(agent_pk, run_pk, conversation_id)
         ended = Run.objects.filter(pk=run_pk, status__in=ACTIVE_RUN_STATUSES).update(
             status=StopReason(finished.stop_reason).run_status,
             stop_reason=finished.stop_reason,
@@ -159,21 +173,23 @@ def _record_end(run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: U
     return ended == 1
 
 
-async def end_run(*, run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage) -> None:
+async def end_run(
+    *, run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage, conversation_id: Any = None
+) -> None:
     """Record the engine's verdict on a run, release the agent, and announce the end
     (``agents.broadcast.announce_run_end``: after the run's own events when it executes here).
 
     A run the sweeper ended meanwhile keeps the sweeper's verdict (and is not announced twice).
     """
-    if await sync_to_async(_record_end)(run_pk, agent_pk, finished, usage):
-        await announce_run_end(agent_pk, finished)
+    if await sync_to_async(_record_end)(run_pk, agent_pk, conversation_id, finished, usage):
+        await announce_run_end(agent_pk, finished, conversation_id=conversation_id)
 
 
 def fail_unstarted(run: Run, detail: str) -> RunFinishedEvent:
     """End a claimed run that could not start (its input refused, its provider unusable…) as failed."""
     finished = RunFinishedEvent(run_id=run.pk, seq=FIRST_EVENT_SEQ, stop_reason=StopReason.ERROR, error=detail)
     with transaction.atomic():
-        release_lease(run.agent_id, run.pk)
+        release_lease(run.agent_id, run.pk, run.conversation_id)
         ended = Run.objects.filter(pk=run.pk, status__in=ACTIVE_RUN_STATUSES).update(
             status=RunStatus.FAILED,
             stop_reason=StopReason.ERROR,
@@ -181,7 +197,7 @@ def fail_unstarted(run: Run, detail: str) -> RunFinishedEvent:
             completed_at=timezone.now(),
         )
     if ended == 1:
-        announce_run_end_on_commit(run.agent_id, finished)
+        announce_run_end_on_commit(run.agent_id, finished, conversation_id=run.conversation_id)
     return finished
 
 
@@ -196,14 +212,19 @@ def cancel(run: Run) -> Run:
         )
     if cancelled == 1:
         finished = RunFinishedEvent(run_id=run.pk, seq=FIRST_EVENT_SEQ, stop_reason=StopReason.CANCELLED)
-        announce_run_end_on_commit(run.agent_id, finished)
+        announce_run_end_on_commit(run.agent_id, finished, conversation_id=run.conversation_id)
     run.refresh_from_db()
     return run
 
 
-def cancel_agent_runs(*, agent: Agent, run_ids: list[str] | None = None) -> list[Run]:
-    """Cancel the agent's active runs (only ``run_ids`` when given); the runs asked to stop."""
+def cancel_agent_runs(
+    *, agent: Agent, run_ids: list[str] | None = None, conversation: Conversation | None = None
+) -> list[Run]:
+    """Cancel the agent's active runs, in every thread (only ``run_ids`` when given, only those of
+    ``conversation`` when given); the runs asked to stop."""
     runs = Run.objects.for_org(agent.organization_id).filter(agent=agent).active()
+    if conversation is not None:
+        runs = runs.filter(conversation=conversation)
     if run_ids:
         runs = runs.filter(pk__in=[pk for pk in (Run.parse_public_id(r) for r in run_ids) if pk])
     return [cancel(run) for run in runs]
@@ -225,9 +246,9 @@ def end_stale(run: Run, *, condition: Q, error: str, now: datetime) -> bool:
         )
         if ended != 1:
             return False
-        release_lease(run.agent_id, run.pk)
+        release_lease(run.agent_id, run.pk, run.conversation_id)
     finished = RunFinishedEvent(
         run_id=run.pk, seq=SWEPT_EVENT_SEQ, stop_reason=StopReason.ERROR, usage=TurnUsage(), error=error
     )
-    announce_run_end_on_commit(run.agent_id, finished)
+    announce_run_end_on_commit(run.agent_id, finished, conversation_id=run.conversation_id)
     return True

@@ -19,7 +19,7 @@ from django.utils import timezone
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.memory.compaction import store_compaction
 from agents.memory.window_cache import WindowShape, context_windows
-from agents.models import Agent, Message, Run, SeqRange, Step, StepStatus
+from agents.models import Agent, Conversation, Message, MessageQuerySet, Run, SeqRange, Step, StepStatus
 from agents.runs import state as run_state
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ SNAPSHOT_FIELDS = (
     "step_id",
     "is_err",
     "created_at",
+    "conversation_id",
 )
 
 
@@ -64,15 +65,22 @@ class DjangoConversationStore:
         self.organization_id = agent.organization_id
         self.run = run
         self.run_id = run.id
+        # The run's thread: a conversation's, or (None) the agent's default thread.
+        self.conversation_id = run.conversation_id
+        self._window_key: Any = (
+            self.agent_id if self.conversation_id is None else ("conversation", self.conversation_id)
+        )
         self.sender_user_id = sender_user_id
         self.sender_api_key_id = sender_api_key_id
         self._seqs: SeqRange | None = None
-        self._renewal = run_state.LeaseRenewal(agent_id=self.agent_id, run_id=self.run_id)
+        self._renewal = run_state.LeaseRenewal(
+            agent_id=self.agent_id, run_id=self.run_id, conversation_id=self.conversation_id
+        )
 
     # --- the turn lease ----------------------------------------------------------------
 
     def _open(self) -> list[MessageSnapshot]:
-        if not run_state.take_lease(self.agent_id, self.run_id):
+        if not run_state.take_lease(self.agent_id, self.run_id, self.conversation_id):
             raise AgentBusyError(str(self.agent_id))
         return self._context()
 
@@ -86,30 +94,45 @@ class DjangoConversationStore:
 
     async def release_turn_lock(self) -> None:
         self._renewal.stop()
-        await sync_to_async(run_state.release_lease)(self.agent_id, self.run_id)
+        await sync_to_async(run_state.release_lease)(self.agent_id, self.run_id, self.conversation_id)
 
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
         """The window, read through this process's cache (``agents.memory.window_cache``)."""
-        last_row = Message.objects.filter(agent_id=OuterRef("pk")).order_by("-seq").values("seq")[:1]
-        start, summary, keep, revision, last_seq = (
-            Agent.objects.filter(pk=self.agent_id)
-            .annotate(last_seq=Subquery(last_row))
-            .values_list("context_start_seq", "context_summary_seq", "context_keep_seq", "context_revision", "last_seq")
-            .get()
-        )
+        start, summary, keep, revision, last_seq = self._window_pointers()
         # The lease holds the agent for this turn (every other writer finds it busy under its row
         # lock: ``Agent.objects.hold``), so the next ``seq`` needs no query of its own.
         self._seqs = SeqRange(last_seq)
 
         def fetch(after: int | None, through: int) -> list[MessageSnapshot]:
-            rows = Message.objects.in_window(self.agent_id, start=start, summary=summary, keep=keep)
+            rows = Message.objects.in_window(
+                self.agent_id, conversation_id=self.conversation_id, start=start, summary=summary, keep=keep
+            )
             rows = rows.filter(seq__lte=through) if after is None else rows.filter(seq__gt=after, seq__lte=through)
             return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
 
         shape = WindowShape(start=start, summary=summary, keep=keep, revision=revision)
-        return context_windows.rows(self.agent_id, shape, last_seq, fetch)
+        return context_windows.rows(self._window_key, shape, last_seq, fetch)
+
+    def _window_pointers(self) -> tuple[int, int | None, int | None, int, int | None]:
+        """The thread's window pointers, the agent's ``context_revision`` and the thread's last ``seq``."""
+        pointers = ("context_start_seq", "context_summary_seq", "context_keep_seq")
+        if self.conversation_id is None:
+            last_row = Message.objects.filter(agent_id=OuterRef("pk"), conversation__isnull=True)
+            return tuple(
+                Agent.objects.filter(pk=self.agent_id)
+                .annotate(last_seq=Subquery(last_row.order_by("-seq").values("seq")[:1]))
+                .values_list(*pointers, "context_revision", "last_seq")
+                .get()
+            )
+        last_row = Message.objects.filter(conversation_id=OuterRef("pk"))
+        return tuple(
+            Conversation.objects.filter(pk=self.conversation_id)
+            .annotate(last_seq=Subquery(last_row.order_by("-seq").values("seq")[:1]))
+            .values_list(*pointers, "agent__context_revision", "last_seq")
+            .get()
+        )
 
     def _compact(
         self, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None
@@ -124,6 +147,7 @@ class DjangoConversationStore:
                 keep_from_seq=keep_from_seq,
                 evicted=evicted,
                 stats=stats,
+                conversation_id=self.conversation_id,
             )
         return self._context()
 
@@ -133,25 +157,26 @@ class DjangoConversationStore:
         return await sync_to_async(self._compact)(summary, keep_from_seq, evicted, stats)
 
     def _find_by_otid(self, otid: str) -> MessageSnapshot | None:
-        message = Message.objects.filter(agent_id=self.agent_id, otid=otid, role="user").order_by("-seq").first()
+        message = self._thread_rows().filter(otid=otid, role="user").order_by("-seq").first()
         return message.snapshot() if message else None
 
     async def find_by_otid(self, otid: str) -> MessageSnapshot | None:
         return await sync_to_async(self._find_by_otid)(otid)
 
     def _rows_after(self, seq: int, limit: int) -> list[MessageSnapshot]:
-        return [
-            m.snapshot() for m in Message.objects.filter(agent_id=self.agent_id, seq__gt=seq).order_by("seq")[:limit]
-        ]
+        return [m.snapshot() for m in self._thread_rows().filter(seq__gt=seq).order_by("seq")[:limit]]
 
     async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]:
         return await sync_to_async(self._rows_after)(seq, limit)
 
+    def _thread_rows(self) -> MessageQuerySet:
+        return Message.objects.in_thread(self.agent_id, self.conversation_id)
+
     def _take_seqs(self, count: int) -> int:
-        """The first of ``count`` new consecutive ``seq`` values of this agent's rows."""
+        """The first of ``count`` new consecutive ``seq`` values of this thread's rows."""
         if self._seqs is None:  # not read with a window yet, or a failed insert: read it again
             with transaction.atomic():
-                self._seqs = Agent.objects.hold(self.agent_id).seqs
+                self._seqs = Agent.objects.hold(self.agent_id, self.conversation_id).seqs
         return self._seqs.take(count)
 
     def _append(self, drafts: list[MessageDraft], write: StagedWrite | None = None) -> list[MessageSnapshot]:
@@ -172,6 +197,7 @@ class DjangoConversationStore:
                         id=draft.id or uuid.uuid4(),
                         organization_id=self.organization_id,
                         agent_id=self.agent_id,
+                        conversation_id=self.conversation_id,
                         seq=first + offset,
                         role=draft.role,
                         content=draft.content,
@@ -216,7 +242,13 @@ class DjangoConversationStore:
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
         self._renewal.stop()
-        await run_state.end_run(run_pk=self.run_id, agent_pk=self.agent_id, finished=finished, usage=usage)
+        await run_state.end_run(
+            run_pk=self.run_id,
+            agent_pk=self.agent_id,
+            finished=finished,
+            usage=usage,
+            conversation_id=self.conversation_id,
+        )
 
     def _start_step(self, number: int, model: str) -> Any:
         step = Step.objects.create(

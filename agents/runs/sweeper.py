@@ -72,7 +72,7 @@ def sweep_stale_runs(*, agent_id: Any = None, now: datetime | None = None) -> in
     """
     now = now or timezone.now()
     condition = _stale_running(now - stale_after()) | _unclaimed(now - queue_timeout())
-    candidates: QuerySet[Run] = Run.objects.filter(condition).only("pk", "agent_id", "status")
+    candidates: QuerySet[Run] = Run.objects.filter(condition).only("pk", "agent_id", "conversation_id", "status")
     if agent_id is not None:
         candidates = candidates.filter(agent_id=agent_id)
     swept = 0

@@ -19,7 +19,7 @@ from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client
 from agents.memory.prompt import Skill, memory_source
-from agents.models import Message, RunTransport
+from agents.models import Conversation, Message, RunTransport
 from agents.runs.store import DjangoConversationStore
 from agents.services import agent_set_tool_approval
 from tools.base import ToolContext, ToolSpec
@@ -175,8 +175,8 @@ async def open_turn(setup: TurnSetup) -> Turn:
     return await start_turn(collab, setup.turn_input, stream_tokens=setup.stream_tokens)
 
 
-def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
-    rows = [m.snapshot() for m in Message.objects.in_context(agent)]
+def _preview(agent: Agent, turn_input: TurnInput, conversation: Conversation | None) -> dict[str, Any]:
+    rows = [m.snapshot() for m in Message.objects.in_context(agent, conversation)]
     request = preview_request(
         rows, turn_input, tool_specs(agent), model_settings(agent), ToolRules.from_json(agent.tool_rules)
     )
@@ -184,6 +184,9 @@ def _preview(agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
     return client.build_payload(request, stream=False)
 
 
-async def preview_payload(*, agent: Agent, turn_input: TurnInput) -> dict[str, Any]:
-    """The exact JSON body the provider would receive for this input now; nothing is persisted."""
-    return await sync_to_async(_preview)(agent, turn_input)
+async def preview_payload(
+    *, agent: Agent, turn_input: TurnInput, conversation: Conversation | None = None
+) -> dict[str, Any]:
+    """The exact JSON body the provider would receive for this input now (on the agent's default
+    thread, or ``conversation``); nothing is persisted."""
+    return await sync_to_async(_preview)(agent, turn_input, conversation)

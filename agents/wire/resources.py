@@ -365,6 +365,7 @@ class Run(TypedDict):
     job_type: Literal["run"]
     background: bool
     agent_id: str | None
+    conversation_id: str | None
     callback_url: str | None
     callback_sent_at: DateTime | None
     callback_status_code: int | None
@@ -390,6 +391,7 @@ def run_json(run: RunRow) -> Run:
         "job_type": "run",
         "background": run.background,
         "agent_id": public_id("agent", run.agent_id),
+        "conversation_id": public_id("conv", run.conversation_id),
         "callback_url": None,
         "callback_sent_at": None,
         "callback_status_code": None,

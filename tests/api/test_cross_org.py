@@ -19,8 +19,9 @@ from django.utils import timezone
 from agentfiles.urls import urlpatterns as agentfile_urlpatterns
 from agents import services
 from agents.api.urls import urlpatterns
+from agents.conversations.services import conversation_create
 from agents.memory.archival import passage_insert
-from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
+from agents.models import Agent, AgentBlock, Block, Conversation, Message, Passage, Run, Step
 from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
 from mcp_servers.models import MCPServer
 from providers.models import Provider, ProviderModel
@@ -61,6 +62,7 @@ class Rows:
     block: Block
     passage: Passage
     provider: Provider
+    conversation: Conversation
     mcp_server: MCPServer | None = None
     mcp_tool: Tool | None = None
 
@@ -90,6 +92,9 @@ class Rows:
                 for row in MCPServer.objects.order_by("pk")
             ],
             "mcp_tools": list(Tool.objects.filter(kind="mcp").values_list("pk", "name", "updated_at")),
+            "conversations": list(
+                Conversation.objects.order_by("pk").values_list("pk", "summary", "model", "deleted_at", "updated_at")
+            ),
         }
 
 
@@ -130,6 +135,7 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
             tags=["mcp:alices-mcp"],
             metadata={"mcp": {"server_name": "alices-mcp", "server_id": mcp_server.public_id}},
         ),
+        conversation=conversation_create(agent=agent, user=None, summary="alice's thread"),
     )
 
 
@@ -181,6 +187,7 @@ PROBES = [
     ("run-usage", "get", "/v1/runs/{run}/usage", None),
     ("run-stream", "post", "/v1/runs/{run}/stream", {}),
     ("step", "get", "/v1/steps/{step}", None),
+    ("message", "get", "/v1/messages/{message}", None),
     ("conv-messages", "get", "/v1/conversations/{agent}/messages", None),
     ("conv-messages", "get", "/v1/conversations/default/messages?agent_id={agent}", None),
     ("conv-messages", "post", "/v1/conversations/{agent}/messages", TURN),
@@ -191,6 +198,22 @@ PROBES = [
     ("conv-stream", "post", "/v1/conversations/{agent}/stream", {}),
     ("conv-compact", "post", "/v1/conversations/{agent}/compact", {}),
     ("conv-recompile", "post", "/v1/conversations/{agent}/recompile", {}),
+    ("conv-fork", "post", "/v1/conversations/{conversation}/fork", None),
+    ("conv-fork", "post", "/v1/conversations/{agent}/fork", None),
+    ("conv-fork", "post", "/v1/conversations/default/fork?agent_id={agent}", None),
+    ("conv-messages", "get", "/v1/conversations/{conversation}/messages", None),
+    ("conv-messages", "post", "/v1/conversations/{conversation}/messages", TURN | {"streaming": False}),
+    ("conv-messages-preview", "post", "/v1/conversations/{conversation}/messages/preview-raw-payload", TURN),
+    ("conv-cancel", "post", "/v1/conversations/{conversation}/cancel", None),
+    ("conv-stream", "post", "/v1/conversations/{conversation}/stream", {}),
+    ("conv-compact", "post", "/v1/conversations/{conversation}/compact", {}),
+    ("conv-recompile", "post", "/v1/conversations/{conversation}/recompile", {}),
+    ("conversation", "get", "/v1/conversations/{conversation}", None),
+    ("conversation", "patch", "/v1/conversations/{conversation}", {"summary": "taken"}),
+    ("conversation", "delete", "/v1/conversations/{conversation}", None),
+    ("conversations", "get", "/v1/conversations/?agent_id={agent}", None),
+    ("conversations", "get", "/v1/conversations/?after={conversation}", None),
+    ("conversations", "post", "/v1/conversations/?agent_id={agent}", {"summary": "taken"}),
     ("tool", "get", "/v1/tools/{tool}", None),
     ("tool", "patch", "/v1/tools/{tool}", {"description": "taken"}),
     ("tool", "delete", "/v1/tools/{tool}", None),
@@ -250,7 +273,19 @@ PROBES = [
 
 
 def _ids(rows: Rows) -> dict[str, str]:
-    names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage", "provider")
+    names = (
+        "agent",
+        "tool",
+        "run",
+        "queued_run",
+        "step",
+        "message",
+        "charlies_agent",
+        "block",
+        "passage",
+        "provider",
+        "conversation",
+    )
     ids = {name: getattr(rows, name).public_id for name in names}
     assert rows.mcp_server is not None and rows.mcp_tool is not None
     ids |= {"mcp_server": rows.mcp_server.public_id, "mcp_tool": rows.mcp_tool.public_id}
@@ -365,6 +400,8 @@ def test_an_import_never_touches_another_orgs_tool_of_the_same_name(charlie_api:
         "/v1/providers?name=alices-llm",
         "/v1/providers?provider_type=openai&order=asc",
         "/v1/mcp-servers/",
+        "/v1/conversations/",
+        "/v1/conversations/?summary_search=alice&order_by=last_message_at",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -375,6 +412,7 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         rows.run.public_id,
         rows.queued_run.public_id,
         rows.step.public_id,
+        rows.conversation.public_id,
         *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
         *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),

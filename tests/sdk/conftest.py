@@ -28,6 +28,11 @@ VENVS = Path(settings.BASE_DIR) / ".sdk-venvs"
 VERSIONS = Path(__file__).with_name("versions.txt").read_text().split()
 DRIVER = Path(__file__).with_name("driver.py")
 DRIVER_TIMEOUT_S = 300
+# ``make ts-sdk``: the TypeScript SDK in .sdk-node/ (its marker written last), driven by driver_ts.mjs.
+TS_SDK_VERSION = "1.12.1"
+TS_SDK = Path(settings.BASE_DIR) / ".sdk-node"
+TS_DRIVER = Path(__file__).with_name("driver_ts.mjs")
+TS_TESTS = "test_letta_client_ts.py"
 
 
 def sdk_python(version: str) -> Path:
@@ -44,6 +49,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Without the virtualenvs, this folder's tests are replaced by one skipped stand-in: one line, no server."""
     here = Path(__file__).parent
     sdk_tests = [item for item in items if item.path.is_relative_to(here)]
+    ts_tests = [item for item in sdk_tests if item.path.name == TS_TESTS]
+    if ts_tests and not (TS_SDK / f".installed-{TS_SDK_VERSION}").exists():
+        stand_in_for(
+            config,
+            items,
+            ts_tests,
+            name="ts_sdk_is_installed",
+            check="the TypeScript SDK is installed",
+            message=(
+                f"@letta-ai/letta-client {TS_SDK_VERSION} not in .sdk-node/ ({len(ts_tests)} tests): run make ts-sdk"
+            ),
+            skip=True,
+        )
+        sdk_tests = [item for item in sdk_tests if item not in ts_tests]
     missing = missing_versions()
     if not sdk_tests or not missing:
         return
@@ -80,4 +99,19 @@ def run_driver(
         raise RuntimeError(f"The driver failed:\n{result.stdout}\n{result.stderr}")
     report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["version"] == version
+    return report
+
+
+def run_ts_driver(server: LiveServer, fake_llm_server: FakeLLMServer, scenarios: list[str]) -> dict[str, Any]:
+    """Run ``scenarios`` with the TypeScript SDK (``node driver_ts.mjs``); the driver's JSON report."""
+    result = subprocess.run(
+        ["node", str(TS_DRIVER), server.url, server.api_key, fake_llm_server.url, *scenarios],
+        capture_output=True,
+        text=True,
+        timeout=DRIVER_TIMEOUT_S,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"The TypeScript driver failed:\n{result.stdout}\n{result.stderr}")
+    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     return report

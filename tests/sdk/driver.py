@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import letta_client
+from conversations_1x import CONVERSATION_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
 from seed_000_1x import FLOWS
 
@@ -449,27 +450,31 @@ def steps_carry_their_run(ctx: Context) -> None:
     check(run_id in (None, runs[0].id), "usage names the run")
 
 
-SCENARIOS: dict[str, Callable[[Context], None]] = {
-    fn.__name__: fn
-    for fn in (
-        create_update_retrieve_delete,
-        iterate_agents_across_pages,
-        iterate_an_agents_tools,
-        attach_and_detach_a_tool,
-        update_approval_in_the_body,
-        reset_messages,
-        cancel_a_background_run,
-        cancel_a_streamed_turn,
-        cancel_a_blocking_turn,
-        list_runs,
-        client_side_tool_returns,
-        streaming_through_create,
-        a_conflict_is_sent_once,
-        compaction_messages_when_asked,
-        steps_carry_their_run,
-        edit_and_approve_then_read_the_audit,
-    )
-} | FLOWS
+SCENARIOS: dict[str, Callable[[Context], None]] = (
+    {
+        fn.__name__: fn
+        for fn in (
+            create_update_retrieve_delete,
+            iterate_agents_across_pages,
+            iterate_an_agents_tools,
+            attach_and_detach_a_tool,
+            update_approval_in_the_body,
+            reset_messages,
+            cancel_a_background_run,
+            cancel_a_streamed_turn,
+            cancel_a_blocking_turn,
+            list_runs,
+            client_side_tool_returns,
+            streaming_through_create,
+            a_conflict_is_sent_once,
+            compaction_messages_when_asked,
+            steps_carry_their_run,
+            edit_and_approve_then_read_the_audit,
+        )
+    }
+    | CONVERSATION_SCENARIOS
+    | FLOWS
+)
 
 
 def main(argv: list[str]) -> int:

@@ -44,6 +44,12 @@ SCENARIOS = [
     "steps_carry_their_run",
     "edit_and_approve_then_read_the_audit",
     "compaction_messages_when_asked",
+    # The twelve ``conversations`` methods (``conversations_1x``).
+    "conversations_create_retrieve_update_list_delete",
+    "conversations_messages_create_and_list",
+    "conversations_fork_recompile_compact",
+    "conversations_cancel_and_stream",
+    "conversations_share_blocks_keep_histories",
 ]
 
 

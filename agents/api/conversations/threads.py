@@ -1,11 +1,12 @@
-"""``/v1/conversations/{id}/…`` on an agent's own thread: Letta's agent-direct mode.
+"""``/v1/conversations/{id}/…``: the turns and history of one thread.
 
-The path id is ``default`` with the agent's id beside it (``agent_id`` in the query or the
-body, by route, as Letta takes it) or the agent's id itself (``agent-…``): the agent's
-default thread, the rows every agent has. Each route reuses its ``/v1/agents/{id}/…``
-twin (one send path, one history, one resumable stream); what differs is Letta's
-conversations wire: sends stream unless ``"streaming": false``, streams with pings open
-with a ping naming the run, and a busy thread is answered with Letta's conversation text.
+The path id is a conversation (``conv-…``), or Letta's agent-direct mode: ``default`` with
+the agent's id beside it (``agent_id`` in the query or the body, by route, as Letta takes
+it) or the agent's id itself (``agent-…``), naming the agent's default thread, the rows
+every agent has. Each route reuses its ``/v1/agents/{id}/…`` twin (one send path, one
+resumable stream) on the thread; what differs is Letta's conversations wire: sends stream
+unless ``"streaming": false``, streams with pings open with a ping naming the run, and a
+busy thread is answered with Letta's conversation text.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from agents import selectors
 from agents.api import messages_list
 from agents.api.base import Later, OrgScopedAPIView
 from agents.api.errors import validation_detail
@@ -27,21 +27,25 @@ from agents.api.openapi import errors
 from agents.api.run_stream import run_stream
 from agents.api.stream_guard import StreamGuard
 from agents.api.streaming import LettaStreamEvent, sse_response
+from agents.conversations import services as conversations
+from agents.conversations.services import Thread
 from agents.engine.inputs import TurnRequest
 from agents.errors import AgentBusy, Conflict, InvalidArgument, NotFound, ValidationFailed
 from agents.memory.compaction import SummarizeAnswer, agent_summarize
 from agents.models import Message, Run
 from agents.runs import state as run_state
 from agents.runs.preview import system_prompt
-from agents.runs.start import RunMode
+from agents.runs.start import RunMode, run_start
 from agents.runs.turns import preview_payload
-from agents.wire.messages import LettaMessage
+from agents.wire.conversations import Conversation, conversation_json
+from agents.wire.messages import LettaMessage, letta_messages
 
 if TYPE_CHECKING:
     from django.http import StreamingHttpResponse
     from rest_framework.request import Request
 
     from agents.models import Agent
+    from agents.models import Conversation as ConversationRow
 
 CONVERSATION_BUSY = (
     "CONFLICT: Cannot send a new message: Another request (run_id={run_id}) is currently being processed "
@@ -97,11 +101,11 @@ def body_of(request: Request) -> dict[str, Any]:
 
 
 class ThreadMixin:
-    """The agent a conversation path names (``selectors.thread_agent``), for the org of the caller."""
+    """The thread a conversation path names (``conversations.thread_get``), for the org of the caller."""
 
-    def thread(self, conversation_id: str, agent_id: Any, *, with_tools: bool = True) -> Agent:
+    def thread(self, conversation_id: str, agent_id: Any, *, with_tools: bool = True) -> Thread:
         view: OrgScopedAPIView = self  # type: ignore[assignment]
-        return selectors.thread_agent(
+        return conversations.thread_get(
             organization=view.organization,
             conversation_id=conversation_id,
             agent_id=agent_id if isinstance(agent_id, str) else None,
@@ -113,6 +117,7 @@ class ConversationSendingView(ThreadMixin, SendingView):
     """A send's body is a ``TurnRequest`` plus ``agent_id``, streamed with pings unless told otherwise."""
 
     opening_ping = True
+    conversation: ConversationRow | None = None
 
     def turn_request(self) -> TurnRequest:
         data = body_of(self.request)
@@ -124,10 +129,19 @@ class ConversationSendingView(ThreadMixin, SendingView):
         return TurnRequest.parse(turn)
 
     def start_run(self, agent: Agent, turn_request: TurnRequest, mode: RunMode) -> Run:
+        """``SendingView.start_run`` on this request's thread (``self.conversation``: none is the default one)."""
         try:
-            return super().start_run(agent, turn_request, mode)
+            return run_start(
+                agent=agent,
+                request=turn_request,
+                mode=mode,
+                user=self.acting_user,
+                api_key=self.api_key,
+                conversation=self.conversation,
+            )
         except AgentBusy:
-            holder = Run.objects.busy_with(agent.pk).order_by("-created_at").first()
+            busy = Run.objects.busy_with(agent.pk, self.conversation.pk if self.conversation else None)
+            holder = busy.order_by("-created_at").first()
             raise ConversationBusy(holder.public_id if holder else None) from None
 
 
@@ -140,7 +154,20 @@ class ConversationMessagesView(messages_list.AgentMessagesView, ConversationSend
         responses={200: list[LettaMessage], **errors(404, 422)},
     )
     def get(self, request: Request, conversation_id: str) -> Response:
-        return self.history(self.thread(conversation_id, self.query_str("agent_id")))
+        thread = self.thread(conversation_id, self.query_str("agent_id"), with_tools=False)
+        if thread.conversation is None:
+            return self.history(thread.agent)
+        self.query_bool("include_err")
+        shown = messages_list.message_types_param(request)
+        rows = conversations.conversation_messages(
+            thread.conversation,
+            before=self.query_str("before"),
+            after=self.query_str("after"),
+            limit=self.query_int("limit", default=100),
+            order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
+        )
+        messages = letta_messages(rows)
+        return Response(messages if shown is None else [m for m in messages if m["message_type"] in shown])
 
     @extend_schema(
         operation_id="conversations_messages_create",
@@ -153,7 +180,8 @@ class ConversationMessagesView(messages_list.AgentMessagesView, ConversationSend
         responses={(200, "text/event-stream"): LettaStreamEvent, (200, "application/json"): LettaResponse, **ERRORS},
     )
     def post(self, request: Request, conversation_id: str) -> StreamingHttpResponse | Later | Response:
-        agent = self.thread(conversation_id, body_of(request).get("agent_id"), with_tools=False)
+        thread = self.thread(conversation_id, body_of(request).get("agent_id"), with_tools=False)
+        agent, self.conversation = thread.agent, thread.conversation
         turn_request = self.turn_request()
         try:
             if turn_request.streaming:
@@ -176,11 +204,12 @@ class ConversationPreviewView(ConversationSendingView):
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def post(self, request: Request, conversation_id: str) -> Later:
-        agent = self.thread(conversation_id, body_of(request).get("agent_id"))
+        thread = self.thread(conversation_id, body_of(request).get("agent_id"))
         turn_input = self.turn_request().turn_input()
 
         async def respond() -> Response:
-            return Response(await preview_payload(agent=agent, turn_input=turn_input))
+            payload = await preview_payload(agent=thread.agent, turn_input=turn_input, conversation=thread.conversation)
+            return Response(payload)
 
         return respond
 
@@ -194,8 +223,9 @@ class ConversationCancelView(ThreadMixin, OrgScopedAPIView):
         responses={200: CANCELLED_RUNS, **errors(404, 409)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        agent = self.thread(conversation_id, self.query_str("agent_id"))
-        cancelled = run_state.cancel_agent_runs(agent=agent)
+        thread = self.thread(conversation_id, self.query_str("agent_id"), with_tools=False)
+        # ``default`` (or the agent's id) cancels the agent's runs in every thread, as Letta does.
+        cancelled = run_state.cancel_agent_runs(agent=thread.agent, conversation=thread.conversation)
         if not cancelled:
             raise Conflict(f"CONFLICT: No active runs to cancel for conversation {conversation_id}")
         return Response({run.public_id: "cancelled" for run in cancelled})
@@ -226,8 +256,8 @@ class ConversationStreamView(ThreadMixin, OrgScopedAPIView):
         if not body.is_valid():
             raise ValidationFailed(validation_detail(body.errors))
         data = body.validated_data
-        agent = self.thread(conversation_id, data.get("agent_id"), with_tools=False)
-        run = self._run(agent, data)
+        thread = self.thread(conversation_id, data.get("agent_id"), with_tools=False)
+        run = self._run(thread, data)
         include_pings = data.get("include_pings") is not False
 
         def respond() -> StreamingHttpResponse:
@@ -236,8 +266,11 @@ class ConversationStreamView(ThreadMixin, OrgScopedAPIView):
 
         return StreamGuard.respond(request, respond)
 
-    def _run(self, agent: Agent, data: dict[str, Any]) -> Run:
+    def _run(self, thread: Thread, data: dict[str, Any]) -> Run:
+        agent = thread.agent
         runs = Run.objects.for_org(self.organization).filter(agent=agent)
+        if thread.conversation is not None:
+            runs = runs.filter(conversation=thread.conversation)
         if run_id := data.get("run_id"):
             pk = Run.parse_public_id(run_id)
             found = runs.filter(pk=pk).first() if pk else None
@@ -245,7 +278,8 @@ class ConversationStreamView(ThreadMixin, OrgScopedAPIView):
                 raise NotFound(f"Run {run_id} not found.")
             return found
         if otid := data.get("otid"):
-            row = Message.objects.filter(agent=agent, otid=otid, run__isnull=False).select_related("run").first()
+            rows = Message.objects.in_thread(agent.pk, thread.conversation_id)
+            row = rows.filter(otid=otid, run__isnull=False).select_related("run").first()
             run: Run | None = row.run if row is not None else None
             if run is None:
                 raise NotFound(f"No run found for otid={otid}. The run may have expired or never existed.")
@@ -266,8 +300,8 @@ class ConversationCompactView(ThreadMixin, OrgScopedAPIView):
         responses={200: SummarizeAnswer, **errors(404, 409)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        agent = self.thread(conversation_id, body_of(request).get("agent_id"))
-        return Response(async_to_sync(agent_summarize)(agent=agent))
+        thread = self.thread(conversation_id, body_of(request).get("agent_id"))
+        return Response(async_to_sync(agent_summarize)(agent=thread.agent, conversation=thread.conversation))
 
 
 class ConversationRecompileView(ThreadMixin, OrgScopedAPIView):
@@ -280,5 +314,25 @@ class ConversationRecompileView(ThreadMixin, OrgScopedAPIView):
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         self.query_bool("dry_run")
-        agent = self.thread(conversation_id, body_of(request).get("agent_id"))
-        return Response(system_prompt(agent=agent))
+        thread = self.thread(conversation_id, body_of(request).get("agent_id"))
+        return Response(system_prompt(agent=thread.agent, conversation=thread.conversation))
+
+
+class ConversationForkView(ThreadMixin, OrgScopedAPIView):
+    @extend_schema(
+        operation_id="conversations_fork",
+        parameters=[AGENT_ID_QUERY],
+        request=None,
+        description=(
+            "A new conversation holding copies of the thread's in-context messages behind a fresh system "
+            "message; a conversation's model override comes along, its summary does not."
+        ),
+        responses={200: Conversation, **errors(404, 422)},
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        thread = self.thread(conversation_id, self.query_str("agent_id"), with_tools=False)
+        rows = list(Message.objects.in_context(thread.agent, thread.conversation))
+        fork = conversations.conversation_fork(
+            agent=thread.agent, source=thread.conversation, user=self.acting_user, rows=rows
+        )
+        return Response(conversation_json(fork))

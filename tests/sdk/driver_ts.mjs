@@ -1,0 +1,159 @@
+// Scenarios run by the TypeScript SDK (@letta-ai/letta-client, installed by `make ts-sdk` into .sdk-node/),
+// against a live server: the twelve `conversations` methods, as an integrator calls them.
+//
+// Usage: node driver_ts.mjs BASE_URL API_KEY FAKE_LLM_URL SCENARIO [SCENARIO ...]; prints one JSON object
+// {scenario: {ok, error}}. It imports nothing from the project.
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, "..", "..", ".sdk-node", "package.json"));
+const { Letta } = require("@letta-ai/letta-client");
+
+const MODEL = "anthropic/claude-sonnet-4-5-20250929";
+const EMBEDDING = "openai/text-embedding-3-small";
+const GREEN_TEA = "call memory_insert with label=human new_str='Likes green tea.'";
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+async function expectStatus(promise, status) {
+  try {
+    await promise;
+  } catch (error) {
+    check(error.status === status, `expected ${status}, got ${error.status}: ${error.message}`);
+    return;
+  }
+  throw new Error(`expected ${status}, got a success`);
+}
+
+async function agent(ctx, baseTools = false) {
+  return ctx.client.agents.create({
+    name: "conversations-ts",
+    model: MODEL,
+    embedding: EMBEDDING,
+    include_base_tools: baseTools,
+    memory_blocks: [{ label: "human", value: "Nothing is known about the user yet." }],
+  });
+}
+
+async function say(ctx, conversationId, text, fields = {}) {
+  const stream = await ctx.client.conversations.messages.create(conversationId, {
+    messages: [{ role: "user", content: text }],
+    ...fields,
+  });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks;
+}
+
+// One page: Letta 0.16.8's `after` is positional, so the auto-pager cannot page a desc listing.
+async function page(ctx, conversationId, query = {}) {
+  return (await ctx.client.conversations.messages.list(conversationId, query)).items;
+}
+
+async function userTexts(ctx, conversationId, query = {}) {
+  return (await page(ctx, conversationId, query)).filter((m) => m.message_type === "user_message").map((m) => m.content);
+}
+
+const scenarios = {
+  async conversations_create_retrieve_update_list_delete(ctx) {
+    const conversations = ctx.client.conversations;
+    const owner = await agent(ctx);
+    const created = await conversations.create({ agent_id: owner.id, summary: "planning" });
+    check(created.id.startsWith("conv-") && created.agent_id === owner.id, `created ${JSON.stringify(created)}`);
+    const retrieved = await conversations.retrieve(created.id);
+    check(retrieved.in_context_message_ids.length === 1, "a system message only");
+    const updated = await conversations.update(created.id, { summary: "renamed" });
+    check(updated.summary === "renamed", `update ${updated.summary}`);
+    const second = await conversations.create({ agent_id: owner.id });
+    const listed = (await conversations.list({ agent_id: owner.id })).map((c) => c.id);
+    check(JSON.stringify(listed) === JSON.stringify([second.id, created.id]), `newest first: ${listed}`);
+    await conversations.delete(created.id);
+    await expectStatus(conversations.retrieve(created.id), 404);
+    await expectStatus(conversations.retrieve("default"), 422);
+  },
+
+  async conversations_messages_create_and_list(ctx) {
+    const owner = await agent(ctx);
+    const conversation = await ctx.client.conversations.create({ agent_id: owner.id });
+    const types = (await say(ctx, conversation.id, "hello thread")).map((c) => c.message_type);
+    check(types[0] === "ping" && types.includes("assistant_message"), `streamed, ping first: ${types}`);
+    check(JSON.stringify(await userTexts(ctx, conversation.id)) === '["hello thread"]', "listed in the conversation");
+    const listed = await page(ctx, conversation.id, { order: "desc" });
+    check(listed[listed.length - 1].message_type === "system_message", "desc ends with the system message");
+    await say(ctx, "default", "hello default", { agent_id: owner.id });
+    const mine = await userTexts(ctx, "default", { agent_id: owner.id });
+    check(mine.includes("hello default") && !mine.includes("hello thread"), `agent-direct mode: ${mine}`);
+  },
+
+  async conversations_fork_recompile_compact(ctx) {
+    const owner = await agent(ctx);
+    const conversation = await ctx.client.conversations.create({ agent_id: owner.id });
+    for (const n of [0, 1, 2]) await say(ctx, conversation.id, `message ${n}`);
+    const fork = await ctx.client.conversations.fork(conversation.id);
+    check(fork.id !== conversation.id && fork.agent_id === owner.id, "fork");
+    const forked = await userTexts(ctx, fork.id, { order: "asc" });
+    check(JSON.stringify(forked) === '["message 0","message 1","message 2"]', `fork copies the window: ${forked}`);
+    const prompt = await ctx.client.conversations.recompile(conversation.id);
+    check(typeof prompt === "string" && prompt.includes("<memory_blocks>"), "recompile answers the prompt");
+    const compacted = await ctx.client.conversations.messages.compact(conversation.id);
+    check(compacted.num_messages_after < compacted.num_messages_before, `compact ${JSON.stringify(compacted)}`);
+  },
+
+  async conversations_cancel_and_stream(ctx) {
+    const owner = await agent(ctx);
+    const conversation = await ctx.client.conversations.create({ agent_id: owner.id });
+    await fetch(`${ctx.fakeLlmUrl}/__script__`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify([{ type: "reply", text: "Too late.", delay: 3.0 }]),
+    });
+    const stream = await ctx.client.conversations.messages.create(conversation.id, {
+      messages: [{ role: "user", content: "slow" }],
+      background: true,
+    });
+    const iterator = stream[Symbol.asyncIterator]();
+    const runId = (await iterator.next()).value.run_id;
+    const cancelled = await ctx.client.conversations.cancel(conversation.id);
+    check(cancelled[runId] === "cancelled", `cancel ${JSON.stringify(cancelled)}`);
+    for await (const _chunk of { [Symbol.asyncIterator]: () => iterator });
+    const replay = [];
+    for await (const chunk of await ctx.client.conversations.messages.stream(conversation.id, { run_id: runId })) {
+      replay.push(chunk.message_type);
+    }
+    check(replay.includes("stop_reason"), `resumed: ${replay}`);
+    await expectStatus(ctx.client.conversations.cancel(conversation.id), 409);
+  },
+
+  async conversations_share_blocks_keep_histories(ctx) {
+    const owner = await agent(ctx, true);
+    const one = await ctx.client.conversations.create({ agent_id: owner.id });
+    const two = await ctx.client.conversations.create({ agent_id: owner.id });
+    await say(ctx, one.id, GREEN_TEA);
+    await say(ctx, two.id, "about pears");
+    check(JSON.stringify(await userTexts(ctx, one.id)) === JSON.stringify([GREEN_TEA]), "the first keeps its history");
+    check(JSON.stringify(await userTexts(ctx, two.id)) === '["about pears"]', "the second keeps its own");
+    const human = await ctx.client.agents.blocks.retrieve("human", { agent_id: owner.id });
+    check(human.value.includes("Likes green tea."), `the edit is the agent's: ${human.value}`);
+    check((await ctx.client.conversations.recompile(two.id)).includes("Likes green tea."), "the other sees it");
+  },
+};
+
+async function main([baseURL, apiKey, fakeLlmUrl, ...names]) {
+  const report = {};
+  for (const name of names.length ? names : Object.keys(scenarios)) {
+    const ctx = { client: new Letta({ baseURL, apiKey, maxRetries: 0 }), fakeLlmUrl };
+    try {
+      await scenarios[name](ctx);
+      report[name] = { ok: true, error: null };
+    } catch (error) {
+      report[name] = { ok: false, error: String(error && error.stack ? error.stack : error) };
+    }
+  }
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+await main(process.argv.slice(2));
