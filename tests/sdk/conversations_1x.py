@@ -159,6 +159,39 @@ def conversations_share_blocks_keep_histories(ctx: Any) -> None:
     check("Likes green tea." in ctx.client.conversations.recompile(two.id), "the other conversation sees it")
 
 
+def conversations_run_at_once_and_lose_no_block_edit(ctx: Any) -> None:
+    """Two conversations of one agent run turns at the same time; each edits the shared block (a slow
+    model keeps both turns open together) and both edits stay: the block has one writer."""
+    agent = _agent(ctx, base_tools=True)
+    one = ctx.client.conversations.create(agent_id=agent.id)
+    two = ctx.client.conversations.create(agent_id=agent.id)
+    ctx.script_llm(
+        *(
+            {"text": "Noted.", "delay": 1.5, "tool_calls": [["memory_insert", {"label": "human", "new_str": fact}]]}
+            for fact in ("Likes tea.", "Likes coffee.")
+        )
+    )
+    failures: list[BaseException] = []
+
+    def send(conversation_id: str) -> None:
+        try:
+            _say(ctx, conversation_id, "remember this")
+        except BaseException as exc:
+            failures.append(exc)
+
+    workers = [threading.Thread(target=send, args=(conversation.id,)) for conversation in (one, two)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+
+    check(not failures, f"both turns ran: {failures}")
+    runs = sorted(ctx.client.runs.list(agent_id=agent.id), key=lambda run: run.created_at)
+    check(len(runs) == 2 and runs[1].created_at < runs[0].completed_at, "the two turns overlapped")
+    human = ctx.client.agents.blocks.retrieve("human", agent_id=agent.id).value
+    check("Likes tea." in human and "Likes coffee." in human, f"no edit lost: {human!r}")
+
+
 CONVERSATION_SCENARIOS: dict[str, Callable[[Any], None]] = {
     fn.__name__: fn
     for fn in (
@@ -167,5 +200,6 @@ CONVERSATION_SCENARIOS: dict[str, Callable[[Any], None]] = {
         conversations_fork_recompile_compact,
         conversations_cancel_and_stream,
         conversations_share_blocks_keep_histories,
+        conversations_run_at_once_and_lose_no_block_edit,
     )
 }
