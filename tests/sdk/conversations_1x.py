@@ -7,8 +7,10 @@ nothing from the project: it runs in the SDK's virtualenv. ``ctx`` is the driver
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,12 @@ from letta_client import ConflictError, NotFoundError, UnprocessableEntityError
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
 GREEN_TEA = "call memory_insert with label=human new_str='Likes green tea.'"
+
+
+def model_calls(ctx: Any) -> int:
+    """How many model requests the fake has received (its control route)."""
+    with urllib.request.urlopen(f"{ctx.fake_llm_url}/__requests__", timeout=10) as answer:
+        return len(json.loads(answer.read()))
 
 
 def check(condition: bool, message: str) -> None:
@@ -117,6 +125,7 @@ def conversations_fork_recompile_compact(ctx: Any) -> None:
 def conversations_cancel_and_stream(ctx: Any) -> None:
     agent = _agent(ctx)
     conversation = ctx.client.conversations.create(agent_id=agent.id)
+    calls = model_calls(ctx)
     ctx.script_llm({"type": "reply", "text": "Too late.", "delay": 3.0})
     first: dict[str, Any] = {}
 
@@ -130,6 +139,9 @@ def conversations_cancel_and_stream(ctx: Any) -> None:
     worker.start()
     worker.join(timeout=10)
     run_id = first["chunk"].run_id
+    deadline = time.monotonic() + 10
+    while model_calls(ctx) == calls and time.monotonic() < deadline:  # the slow reply is taken, not left queued
+        time.sleep(0.05)
     cancelled = ctx.client.conversations.cancel(conversation.id)
     check(dict(cancelled) == {run_id: "cancelled"} or run_id in str(cancelled), f"cancel {cancelled}")
     deadline = time.monotonic() + 10
