@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 VENVS = Path(settings.BASE_DIR) / ".sdk-venvs"
 VERSIONS = Path(__file__).with_name("versions.txt").read_text().split()
 DRIVER = Path(__file__).with_name("driver.py")
-DRIVER_TIMEOUT_S = 300
+DRIVER_TIMEOUT_S = 600  # every scenario of one version in one process, on a loaded machine too
 # ``make ts-sdk``: the TypeScript SDK in .sdk-node/ (its marker written last), driven by driver_ts.mjs.
 TS_SDK_VERSION = "1.12.1"
 TS_SDK = Path(settings.BASE_DIR) / ".sdk-node"

@@ -7,8 +7,10 @@ nothing from the project: it runs in the SDK's virtualenv. ``ctx`` is the driver
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,12 @@ from letta_client import ConflictError, NotFoundError, UnprocessableEntityError
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
 GREEN_TEA = "call memory_insert with label=human new_str='Likes green tea.'"
+
+
+def model_calls(ctx: Any) -> int:
+    """How many model requests the fake has received (its control route)."""
+    with urllib.request.urlopen(f"{ctx.fake_llm_url}/__requests__", timeout=10) as answer:
+        return len(json.loads(answer.read()))
 
 
 def check(condition: bool, message: str) -> None:
@@ -117,6 +125,7 @@ def conversations_fork_recompile_compact(ctx: Any) -> None:
 def conversations_cancel_and_stream(ctx: Any) -> None:
     agent = _agent(ctx)
     conversation = ctx.client.conversations.create(agent_id=agent.id)
+    calls = model_calls(ctx)
     ctx.script_llm({"type": "reply", "text": "Too late.", "delay": 3.0})
     first: dict[str, Any] = {}
 
@@ -130,6 +139,9 @@ def conversations_cancel_and_stream(ctx: Any) -> None:
     worker.start()
     worker.join(timeout=10)
     run_id = first["chunk"].run_id
+    deadline = time.monotonic() + 10
+    while model_calls(ctx) == calls and time.monotonic() < deadline:  # the slow reply is taken, not left queued
+        time.sleep(0.05)
     cancelled = ctx.client.conversations.cancel(conversation.id)
     check(dict(cancelled) == {run_id: "cancelled"} or run_id in str(cancelled), f"cancel {cancelled}")
     deadline = time.monotonic() + 10
@@ -159,6 +171,39 @@ def conversations_share_blocks_keep_histories(ctx: Any) -> None:
     check("Likes green tea." in ctx.client.conversations.recompile(two.id), "the other conversation sees it")
 
 
+def conversations_run_at_once_and_lose_no_block_edit(ctx: Any) -> None:
+    """Two conversations of one agent run turns at the same time; each edits the shared block (a slow
+    model keeps both turns open together) and both edits stay: the block has one writer."""
+    agent = _agent(ctx, base_tools=True)
+    one = ctx.client.conversations.create(agent_id=agent.id)
+    two = ctx.client.conversations.create(agent_id=agent.id)
+    ctx.script_llm(
+        *(
+            {"text": "Noted.", "delay": 1.5, "tool_calls": [["memory_insert", {"label": "human", "new_str": fact}]]}
+            for fact in ("Likes tea.", "Likes coffee.")
+        )
+    )
+    failures: list[BaseException] = []
+
+    def send(conversation_id: str) -> None:
+        try:
+            _say(ctx, conversation_id, "remember this")
+        except BaseException as exc:
+            failures.append(exc)
+
+    workers = [threading.Thread(target=send, args=(conversation.id,)) for conversation in (one, two)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+
+    check(not failures, f"both turns ran: {failures}")
+    runs = sorted(ctx.client.runs.list(agent_id=agent.id), key=lambda run: run.created_at)
+    check(len(runs) == 2 and runs[1].created_at < runs[0].completed_at, "the two turns overlapped")
+    human = ctx.client.agents.blocks.retrieve("human", agent_id=agent.id).value
+    check("Likes tea." in human and "Likes coffee." in human, f"no edit lost: {human!r}")
+
+
 CONVERSATION_SCENARIOS: dict[str, Callable[[Any], None]] = {
     fn.__name__: fn
     for fn in (
@@ -167,5 +212,6 @@ CONVERSATION_SCENARIOS: dict[str, Callable[[Any], None]] = {
         conversations_fork_recompile_compact,
         conversations_cancel_and_stream,
         conversations_share_blocks_keep_histories,
+        conversations_run_at_once_and_lose_no_block_edit,
     )
 }

@@ -29,6 +29,10 @@ async function expectStatus(promise, status) {
   throw new Error(`expected ${status}, got a success`);
 }
 
+async function modelCalls(ctx) {
+  return (await (await fetch(`${ctx.fakeLlmUrl}/__requests__`)).json()).length;
+}
+
 async function agent(ctx, baseTools = false) {
   return ctx.client.agents.create({
     name: "conversations-ts",
@@ -106,6 +110,7 @@ const scenarios = {
   async conversations_cancel_and_stream(ctx) {
     const owner = await agent(ctx);
     const conversation = await ctx.client.conversations.create({ agent_id: owner.id });
+    const calls = await modelCalls(ctx);
     await fetch(`${ctx.fakeLlmUrl}/__script__`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
@@ -117,6 +122,10 @@ const scenarios = {
     });
     const iterator = stream[Symbol.asyncIterator]();
     const runId = (await iterator.next()).value.run_id;
+    // The slow reply is taken by the turn before the cancel, so it is not left queued for the next scenario.
+    for (const deadline = Date.now() + 10000; (await modelCalls(ctx)) === calls && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const cancelled = await ctx.client.conversations.cancel(conversation.id);
     check(cancelled[runId] === "cancelled", `cancel ${JSON.stringify(cancelled)}`);
     for await (const _chunk of { [Symbol.asyncIterator]: () => iterator });

@@ -50,6 +50,7 @@ SCENARIOS = [
     "conversations_fork_recompile_compact",
     "conversations_cancel_and_stream",
     "conversations_share_blocks_keep_histories",
+    "conversations_run_at_once_and_lose_no_block_edit",
 ]
 
 
