@@ -57,7 +57,7 @@ lint: install
 	@$(MAKE) --no-print-directory typecheck
 
 # mypy (settings in pyproject.toml, which also excludes migrations) on every application package.
-TYPECHECK_PATHS ?= core accounts tools providers agents onboarding config
+TYPECHECK_PATHS ?= core accounts tools providers agents folders onboarding config
 
 typecheck: install
 	$(VENV)/bin/mypy $(TYPECHECK_PATHS)

@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "tools",
     "providers",
     "agents",
+    "folders",
     "onboarding",
 ]
 
@@ -168,6 +169,12 @@ STORAGES = {
         if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
+    # Uploaded files' originals (folders/): never served by URL. Local by default; any Django
+    # storage backend (e.g. django-storages' S3 one) by FOLDERS_STORAGE_BACKEND and its OPTIONS.
+    "folders": {
+        "BACKEND": env.str("FOLDERS_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"),
+        "OPTIONS": {"location": env.str("FOLDERS_STORAGE_ROOT", default=str(BASE_DIR / "var" / "folders"))},
+    },
 }
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -231,7 +238,17 @@ TOOL_BUILTIN_SETS = [
     "agents.memory.tools.conversation_search.CONVERSATION_TOOLS",
     "agents.memory.tools.core.MEMORY_TOOLS",
     "agents.memory.tools.archival.ARCHIVAL_TOOLS",
+    "folders.tools.FILE_TOOLS",
 ]
+# Sections of the memory a room above agents.memory owns, compiled after the blocks (agents/memory/prompt.py).
+MEMORY_SECTIONS = ["folders.context.directories_section"]
+# Folders and files (folders/): who processes uploads ("celery": a worker; "thread": this process;
+# "inline": before the upload answers), the size limits, and the converter's limits (folders/parsing.py).
+FOLDERS_PROCESSING = env.str("FOLDERS_PROCESSING", default="celery" if RUN_EXECUTOR == "celery" else "thread")
+FOLDERS_MAX_FILE_BYTES = env.int("FOLDERS_MAX_FILE_BYTES", default=50 * 1024 * 1024)
+FOLDERS_MAX_ORGANIZATION_BYTES = env.int("FOLDERS_MAX_ORGANIZATION_BYTES", default=2 * 1024 * 1024 * 1024)
+FOLDERS_PARSE_SECONDS = env.float("FOLDERS_PARSE_SECONDS", default=300)
+FOLDERS_PARSE_MEMORY_BYTES = env.int("FOLDERS_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
     "expire-pending-approvals": {

@@ -17,6 +17,8 @@ from agents import services
 from agents.api.urls import urlpatterns
 from agents.memory.archival import passage_insert
 from agents.models import Agent, AgentBlock, Block, Message, Passage, Run, Step
+from folders.attachments import folder_attach
+from folders.models import FileAgent, FileChunk, FileMetadata, Folder, FolderAgent
 from providers.models import Provider, ProviderModel
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
@@ -55,6 +57,9 @@ class Rows:
     block: Block
     passage: Passage
     provider: Provider
+    folder: Folder
+    file: FileMetadata
+    charlies_folder: Folder
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -77,6 +82,11 @@ class Rows:
                 for row in Provider.objects.order_by("pk")
             ],
             "provider_models": ProviderModel.objects.count(),
+            "folders": list(Folder.objects.order_by("pk").values_list("pk", "name", "description", "updated_at")),
+            "files": list(FileMetadata.objects.order_by("pk").values_list("pk", "file_name", "processing_status")),
+            "folder_agents": sorted(FolderAgent.objects.values_list("folder_id", "agent_id")),
+            "file_agents": sorted(FileAgent.objects.values_list("agent_id", "file_id", "is_open", "visible_content")),
+            "chunks": FileChunk.objects.count(),
         }
 
 
@@ -94,6 +104,20 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
     provider = Provider(organization=cast.org_a, name="alices-llm", provider_type="openai", base_url=ALICES_URL)
     provider.api_key = "sk-alices-provider-key"
     provider.save()
+    folder = Folder.objects.create(organization=cast.org_a, name="alices-docs", embedding="demo/x")
+    file = FileMetadata.objects.create(
+        organization=cast.org_a,
+        folder=folder,
+        file_name="alices-docs/secret.md",
+        original_file_name="secret.md",
+        file_type="text/x-markdown",
+        file_size=20,
+        processing_status="completed",
+        content="alice's filed secret",
+    )
+    FileChunk.objects.create(organization=cast.org_a, file=file, position=0, text="alice's filed secret")
+    folder_attach(agent=agent, folder=folder)
+    charlies_folder = Folder.objects.create(organization=cast.org_b, name="charlies-docs", embedding="demo/x")
     return Rows(
         agent=agent,
         tool=tool,
@@ -105,6 +129,9 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
         block=Block.objects.get(agent_blocks__agent=agent, label="human"),
         passage=passage_insert(agent=agent, text="alice's archived secret")[0],
         provider=provider,
+        folder=folder,
+        file=file,
+        charlies_folder=charlies_folder,
     )
 
 
@@ -197,18 +224,62 @@ PROBES = [
     ("provider-refresh", "patch", "/v1/providers/{provider}/refresh", None),
     ("providers", "get", "/v1/providers/?after={provider}", None),
     ("providers", "get", "/v1/providers?before={provider}&order=asc", None),
+    # Folders and files, and their /v1/sources twins: another organization's folder, file or agent is a 404.
+    ("folders", "get", "/v1/folders/?after={folder}", None),
+    ("folder", "get", "/v1/folders/{folder}", None),
+    ("folder", "patch", "/v1/folders/{folder}", {"name": "taken"}),
+    ("folder", "delete", "/v1/folders/{folder}", None),
+    ("folder-by-name", "get", "/v1/folders/name/{folder_name}", None),
+    ("folder-agents", "get", "/v1/folders/{folder}/agents", None),
+    ("folder-passages", "get", "/v1/folders/{folder}/passages", None),
+    ("folder-upload", "post", "/v1/folders/{folder}/upload", {}),
+    ("folder-files", "get", "/v1/folders/{folder}/files?include_content=true", None),
+    ("folder-files", "get", "/v1/folders/{charlies_folder}/files?after={file}", None),
+    ("folder-file", "get", "/v1/folders/{folder}/files/{file}?include_content=true", None),
+    ("folder-file", "get", "/v1/folders/{charlies_folder}/files/{file}?include_content=true", None),
+    ("folder-file-delete", "delete", "/v1/folders/{folder}/{file}", None),
+    ("folder-file-delete", "delete", "/v1/folders/{charlies_folder}/{file}", None),
+    ("agent-folders", "get", "/v1/agents/{agent}/folders", None),
+    ("agent-folder-attach", "patch", "/v1/agents/{agent}/folders/attach/{folder}", None),
+    ("agent-folder-attach", "patch", "/v1/agents/{charlies_agent}/folders/attach/{folder}", None),
+    ("agent-folder-detach", "patch", "/v1/agents/{agent}/folders/detach/{folder}", None),
+    ("agent-folder-detach", "patch", "/v1/agents/{charlies_agent}/folders/detach/{folder}", None),
+    ("agent-files", "get", "/v1/agents/{agent}/files", None),
+    ("agent-files", "get", "/v1/agents/{charlies_agent}/files?after={file}", None),
+    ("agent-files-close-all", "patch", "/v1/agents/{agent}/files/close-all", None),
+    ("agent-file-open", "patch", "/v1/agents/{agent}/files/{file}/open", None),
+    ("agent-file-open", "patch", "/v1/agents/{charlies_agent}/files/{file}/open", None),
+    ("agent-file-close", "patch", "/v1/agents/{agent}/files/{file}/close", None),
+    ("agent-file-close", "patch", "/v1/agents/{charlies_agent}/files/{file}/close", None),
+    ("sources", "get", "/v1/sources/?after={folder}", None),
+    ("source", "get", "/v1/sources/{folder}", None),
+    ("source", "patch", "/v1/sources/{folder}", {"name": "taken"}),
+    ("source", "delete", "/v1/sources/{folder}", None),
+    ("source-by-name", "get", "/v1/sources/name/{folder_name}", None),
+    ("source-agents", "get", "/v1/sources/{folder}/agents", None),
+    ("source-passages", "get", "/v1/sources/{folder}/passages", None),
+    ("source-upload", "post", "/v1/sources/{folder}/upload", {}),
+    ("source-files", "get", "/v1/sources/{folder}/files", None),
+    ("source-file", "get", "/v1/sources/{folder}/files/{file}", None),
+    ("source-file-delete", "delete", "/v1/sources/{folder}/{file}", None),
+    ("agent-sources", "get", "/v1/agents/{agent}/sources", None),
+    ("agent-source-attach", "patch", "/v1/agents/{agent}/sources/attach/{folder}", None),
+    ("agent-source-attach", "patch", "/v1/agents/{charlies_agent}/sources/attach/{folder}", None),
+    ("agent-source-detach", "patch", "/v1/agents/{agent}/sources/detach/{folder}", None),
+    ("agent-source-detach", "patch", "/v1/agents/{charlies_agent}/sources/detach/{folder}", None),
 ]
 
 
 def _ids(rows: Rows) -> dict[str, str]:
     names = ("agent", "tool", "run", "queued_run", "step", "message", "charlies_agent", "block", "passage", "provider")
-    return {name: getattr(rows, name).public_id for name in names}
+    names += ("folder", "file", "charlies_folder")
+    return {name: getattr(rows, name).public_id for name in names} | {"folder_name": rows.folder.name}
 
 
 def _ghosts(ids: dict[str, str]) -> dict[str, str]:
     """The same ids of org A, each replaced by an id of its kind that names no row at all."""
     return {
-        name: value if name == "charlies_agent" else f"{value.split('-')[0]}-{uuid.uuid4()}"
+        name: value if name.startswith("charlies_") else f"{value.split('-')[0]}-{uuid.uuid4()}"
         for name, value in ids.items()
     }
 
@@ -290,6 +361,12 @@ def test_cancelling_another_orgs_run_by_id_on_an_own_agent_cancels_nothing(charl
         "/v1/providers/",
         "/v1/providers?name=alices-llm",
         "/v1/providers?provider_type=openai&order=asc",
+        "/v1/folders/",
+        "/v1/folders/?name=alices-docs",
+        "/v1/sources/",
+        "/v1/agents/{charlies_agent}/folders",
+        "/v1/agents/{charlies_agent}/sources",
+        "/v1/folders/{charlies_folder}/files",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -304,6 +381,8 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
         *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
         rows.provider.public_id,
+        rows.folder.public_id,
+        rows.file.public_id,
     }
 
     response = charlie_api.get(_url(path, rows))
