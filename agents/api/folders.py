@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from django.http import JsonResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -138,9 +139,9 @@ class FolderDetailView(FolderAPIView):
         return Response(self.shape(services.folder_update(folder=folder, **self.body(FolderUpdateInput))))
 
     @extend_schema(operation_id="folders_delete", responses={200: None, **errors(404)})
-    def delete(self, request: Request, folder_id: str) -> Response:
+    def delete(self, request: Request, folder_id: str) -> JsonResponse:
         services.folder_delete(folder=self.folder(folder_id))
-        return Response(None)
+        return JsonResponse(None, safe=False)  # Letta's ``null``
 
 
 class FolderAgentsView(FolderAPIView):
@@ -219,16 +220,16 @@ class AgentFolderAttachView(FolderAPIView):
     attach: ClassVar[bool] = True
 
     @extend_schema(operation_id="agents_folders_attach", request=None, responses={200: AgentState, **ERRORS})
-    def patch(self, request: Request, agent_id: str, folder_id: str) -> Response:
+    def patch(self, request: Request, agent_id: str, folder_id: str) -> Response | JsonResponse:
         return self.change(agent_id, folder_id)
 
-    def change(self, agent_id: str, folder_id: str) -> Response:
+    def change(self, agent_id: str, folder_id: str) -> Response | JsonResponse:
         """Attach or detach; 1.x clients get ``null``, 0.1.x ones (and the ``sources`` routes) the agent's state."""
         agent = self.get_agent(agent_id, with_tools=False)
         change = attachments.folder_attach if self.attach else attachments.folder_detach
         change(agent=agent, folder=self.folder(folder_id))
         if is_1x_client(self.request) and not self.always_state:
-            return Response(None)
+            return JsonResponse(None, safe=False)  # Letta's ``null``; DRF's renderer would send an empty body
         return Response(agent_state_of(self.get_agent(agent_id)))
 
 
@@ -236,7 +237,7 @@ class AgentFolderDetachView(AgentFolderAttachView):
     attach = False
 
     @extend_schema(operation_id="agents_folders_detach", request=None, responses={200: AgentState, **ERRORS})
-    def patch(self, request: Request, agent_id: str, folder_id: str) -> Response:
+    def patch(self, request: Request, agent_id: str, folder_id: str) -> Response | JsonResponse:
         return self.change(agent_id, folder_id)
 
 
