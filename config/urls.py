@@ -12,5 +12,6 @@ urlpatterns = [
     path("accounts/", include("onboarding.urls")),
     path("tools/", include("tools.urls")),
     path("providers/", include("providers.urls")),
+    path("folders/", include("folders.urls")),
     path("", include("agents.urls")),
 ]

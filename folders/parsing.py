@@ -71,5 +71,6 @@ def convert(data: bytes, *, file_name: str) -> str:
         return decode(done.stdout)
     if done.returncode == 2:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ParseFailed(f"Could not parse {file_name}: {reason[-1] if reason else 'the converter refused it'}")
+        detail = reason[-1].strip().removeprefix("- ") if reason else "the converter refused it"
+        raise ParseFailed(f"Could not parse {file_name}: {detail}")
     raise ParseFailed(f"Parsing {file_name} was stopped (it ran out of time or memory, exit status {done.returncode})")
