@@ -2,7 +2,7 @@
 
 Makes the PDFs with reportlab (pages of text), stores each as an upload of a fresh folder on a
 throwaway SQLite database, and runs ``folders.processing.process_file`` in this process as a
-worker does: the converter (markitdown, in its limited child process), chunking and the offline
+worker does: the converter (PDFium, in its limited child process), chunking and the offline
 ``demo`` embedding. Prints, per file: the seconds spent parsing and embedding, the passages, and
 the peak resident memory of this process (the worker) and of the converter's process. Asserts
 nothing. Run from the project folder:
@@ -38,6 +38,7 @@ from django.core.management import call_command
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
+from accounts.models import Organization
 from folders.models import FileMetadata, Folder
 from folders.processing import process_file
 from tests.factories import OrganizationFactory
@@ -75,7 +76,7 @@ def peak_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
-def run(megabytes: float, organization: object) -> None:
+def run(megabytes: float, organization: Organization) -> None:
     path = WORK / f"bench-{megabytes:g}mb.pdf"
     size = make_pdf(path, megabytes)
     folder = Folder.objects.create(organization=organization, name=f"bench-{megabytes:g}", embedding="demo/bench")

@@ -1,6 +1,6 @@
 """A file's bytes to text: decoded when it is text, converted by ``folders.convert`` in a limited process otherwise.
 
-The converter (markitdown) parses untrusted PDFs and office files, so it runs in a child
+The converter (PDFium for PDFs, markitdown for office files) parses untrusted files, so it runs in a child
 process with ``FOLDERS_PARSE_SECONDS`` of wall clock and CPU and ``FOLDERS_PARSE_MEMORY_BYTES``
 of address space; past either it is killed and the file ends in ``error`` with the reason.
 """
