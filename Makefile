@@ -113,7 +113,7 @@ lint: install
 	@$(MAKE) --no-print-directory typecheck
 
 # mypy (settings in pyproject.toml, which also excludes migrations) on every application package.
-TYPECHECK_PATHS ?= core accounts tools providers agents mcp_servers onboarding agentfiles config
+TYPECHECK_PATHS ?= core accounts tools providers agents mcp_servers folders onboarding agentfiles config
 
 typecheck: install
 	$(VENV)/bin/mypy $(TYPECHECK_PATHS)

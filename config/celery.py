@@ -11,9 +11,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("agentserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# Every task module, named: the run executor, the periodic upkeep and the providers' model refresh
+# Every task module, named: the run executor, the periodic upkeep, the providers' model refresh and the
+# folders' file processing
 # (CELERY_BEAT_SCHEDULE in settings).
-app.conf.update(imports=["agents.runs.tasks", "agents.maintenance", "providers.tasks"])
+app.conf.update(imports=["agents.runs.tasks", "agents.maintenance", "providers.tasks", "folders.tasks"])
 
 
 @worker_init.connect

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "providers",
     "agents",
     "mcp_servers",
+    "folders",
     "onboarding",
     "agentfiles",
 ]
@@ -170,6 +171,12 @@ STORAGES = {
         if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
+    # Uploaded files' originals (folders/): never served by URL. Local by default; any Django
+    # storage backend (e.g. django-storages' S3 one) by FOLDERS_STORAGE_BACKEND and its OPTIONS.
+    "folders": {
+        "BACKEND": env.str("FOLDERS_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"),
+        "OPTIONS": {"location": env.str("FOLDERS_STORAGE_ROOT", default=str(BASE_DIR / "var" / "folders"))},
+    },
 }
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -233,6 +240,7 @@ TOOL_BUILTIN_SETS = [
     "agents.memory.tools.conversation_search.CONVERSATION_TOOLS",
     "agents.memory.tools.core.MEMORY_TOOLS",
     "agents.memory.tools.archival.ARCHIVAL_TOOLS",
+    "folders.tools.FILE_TOOLS",
 ]
 # MCP servers (mcp_servers/): how an ``mcp`` tool reaches its server (the runner's hook, as
 # TOOL_BUILTIN_SETS is for built-ins), the timeouts of every connection, the private hosts an
@@ -245,6 +253,16 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=60)
 MCP_ALLOWED_PRIVATE_HOSTS = env.list("MCP_ALLOWED_PRIVATE_HOSTS", default=[])
 MCP_ENABLE_STDIO = env.bool("MCP_ENABLE_STDIO", default=False)
 MCP_MAX_RESULT_CHARS = env.int("MCP_MAX_RESULT_CHARS", default=100_000)
+
+# Sections of the memory a room above agents.memory owns, compiled after the blocks (agents/memory/prompt.py).
+MEMORY_SECTIONS = ["folders.context.directories_section"]
+# Folders and files (folders/): who processes uploads ("celery": a worker; "thread": this process;
+# "inline": before the upload answers), the size limits, and the converter's limits (folders/parsing.py).
+FOLDERS_PROCESSING = env.str("FOLDERS_PROCESSING", default="celery" if RUN_EXECUTOR == "celery" else "thread")
+FOLDERS_MAX_FILE_BYTES = env.int("FOLDERS_MAX_FILE_BYTES", default=50 * 1024 * 1024)
+FOLDERS_MAX_ORGANIZATION_BYTES = env.int("FOLDERS_MAX_ORGANIZATION_BYTES", default=2 * 1024 * 1024 * 1024)
+FOLDERS_PARSE_SECONDS = env.float("FOLDERS_PARSE_SECONDS", default=300)
+FOLDERS_PARSE_MEMORY_BYTES = env.int("FOLDERS_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
     "expire-pending-approvals": {

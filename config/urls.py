@@ -16,5 +16,6 @@ urlpatterns = [
     path("providers/", include("providers.urls")),
     path("mcp-servers/", include("mcp_servers.urls")),
     path("agents/", include("agentfiles.page_urls")),  # before agents.urls, whose agents/<id>/ would take import/
+    path("folders/", include("folders.urls")),
     path("", include("agents.urls")),
 ]

@@ -16,7 +16,19 @@ from typing import TYPE_CHECKING
 
 from django.urls import path, re_path
 
-from agents.api import agents, approvals, blocks, conversations, messages, passages, schema, summarize, tools, views
+from agents.api import (
+    agents,
+    approvals,
+    blocks,
+    conversations,
+    messages,
+    passages,
+    schema,
+    summarize,
+    tools,
+    views,
+)
+from agents.api import folders as folder_views
 from agents.api import models as model_views
 from agents.api import providers as provider_views
 from agents.api import recompile as recompile_views
@@ -38,6 +50,54 @@ def route(canonical: str, view: type[APIView], name: str) -> list[URLPattern]:
         path(canonical, view.as_view(), name=name),
         path(alternate, view.as_view(schema=None)),
     ]
+
+
+def alias(canonical: str, view: type[APIView], name: str) -> list[URLPattern]:
+    """A deprecated twin (``/v1/sources``): both slash forms, neither in the OpenAPI schema."""
+    alternate = canonical.removesuffix("/") if canonical.endswith("/") else f"{canonical}/"
+    return [path(canonical, view.as_view(schema=None), name=name), path(alternate, view.as_view(schema=None))]
+
+
+# --- folders and files (agents/api/folders.py); /v1/sources are the 0.1.x twins ---
+F = "folders/<str:folder_id>"
+S = "sources/<str:folder_id>"
+A = "agents/<str:agent_id>"
+
+FOLDER_ROUTES = [
+    *route("folders/", folder_views.FolderListView, "folders"),
+    *route("folders/count", folder_views.FolderCountView, "folders-count"),
+    *route("folders/metadata", folder_views.FolderMetadataView, "folders-metadata"),
+    *route("folders/name/<str:folder_name>", folder_views.FolderByNameView, "folder-by-name"),
+    *route(F, folder_views.FolderDetailView, "folder"),
+    *route(f"{F}/agents", folder_views.FolderAgentsView, "folder-agents"),
+    *route(f"{F}/passages", folder_views.FolderPassagesView, "folder-passages"),
+    *route(f"{F}/upload", folder_views.FolderUploadView, "folder-upload"),
+    *route(f"{F}/files", folder_views.FolderFileListView, "folder-files"),
+    *route(f"{F}/files/<str:file_id>", folder_views.FolderFileDetailView, "folder-file"),
+    *route(f"{F}/<str:file_id>", folder_views.FolderFileDeleteView, "folder-file-delete"),
+    *route(f"{A}/folders", folder_views.AgentFolderListView, "agent-folders"),
+    *route(f"{A}/folders/attach/<str:folder_id>", folder_views.AgentFolderAttachView, "agent-folder-attach"),
+    *route(f"{A}/folders/detach/<str:folder_id>", folder_views.AgentFolderDetachView, "agent-folder-detach"),
+    *route(f"{A}/files", folder_views.AgentFileListView, "agent-files"),
+    *route(f"{A}/files/close-all", folder_views.AgentFileCloseAllView, "agent-files-close-all"),
+    *route(f"{A}/files/<str:file_id>/open", folder_views.AgentFileOpenView, "agent-file-open"),
+    *route(f"{A}/files/<str:file_id>/close", folder_views.AgentFileCloseView, "agent-file-close"),
+    # --- /v1/sources: the 0.1.x twins ---
+    *alias("sources/", folder_views.SourceListView, "sources"),
+    *alias("sources/count", folder_views.FolderCountView, "sources-count"),
+    *alias("sources/metadata", folder_views.FolderMetadataView, "sources-metadata"),
+    *alias("sources/name/<str:folder_name>", folder_views.FolderByNameView, "source-by-name"),
+    *alias(S, folder_views.SourceDetailView, "source"),
+    *alias(f"{S}/agents", folder_views.FolderAgentsView, "source-agents"),
+    *alias(f"{S}/passages", folder_views.FolderPassagesView, "source-passages"),
+    *alias(f"{S}/upload", folder_views.FolderUploadView, "source-upload"),
+    *alias(f"{S}/files", folder_views.FolderFileListView, "source-files"),
+    *alias(f"{S}/files/<str:file_id>", folder_views.FolderFileDetailView, "source-file"),
+    *alias(f"{S}/<str:file_id>", folder_views.FolderFileDeleteView, "source-file-delete"),
+    *alias(f"{A}/sources", folder_views.AgentFolderListView, "agent-sources"),
+    *alias(f"{A}/sources/attach/<str:folder_id>", folder_views.SourceAttachView, "agent-source-attach"),
+    *alias(f"{A}/sources/detach/<str:folder_id>", folder_views.SourceDetachView, "agent-source-detach"),
+]
 
 
 urlpatterns = [
@@ -128,4 +188,5 @@ urlpatterns = [
     *route("tools/search", tools.ToolSearchView, "tools-search"),
     *route("tools/<str:tool_id>", tools.ToolDetailView, "tool"),
     *route("tags/", tag_views.TagListView, "tags"),
+    *FOLDER_ROUTES,
 ]

@@ -10,14 +10,16 @@ is unchanged and provider prompt caches keep working.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import connection
 from django.db.models import Field, Model
+from django.utils.module_loading import import_string
 
 from agents.models import Agent, AgentBlock, Message, MessageRole, Passage
 
@@ -87,12 +89,32 @@ def compile_memory(
     recall_count: int = 0,
     archival_count: int = 0,
     line_numbers: bool = False,
+    sections: Sequence[str] = (),
 ) -> str:
-    """The whole memory section: blocks, a blank line, metadata."""
+    """The whole memory section: blocks, the extra ``sections`` (each after a blank line), a blank line, metadata."""
     metadata = compile_metadata(
         agent_id=agent_id, last_modified=last_modified, recall_count=recall_count, archival_count=archival_count
     )
-    return f"{compile_blocks(blocks, line_numbers=line_numbers)}\n\n{metadata}"
+    extra = "".join(f"\n\n{section}" for section in sections if section)
+    return f"{compile_blocks(blocks, line_numbers=line_numbers)}{extra}\n\n{metadata}"
+
+
+SectionSource = Callable[..., str]
+"""``source(organization_id=…, agent_id=…)``: a section of the memory that a room above this one owns."""
+
+
+@functools.cache
+def _section_sources(paths: tuple[str, ...]) -> tuple[SectionSource, ...]:
+    return tuple(import_string(path) for path in paths)
+
+
+def extra_sections(*, organization_id: Any, agent_id: Any) -> list[str]:
+    """The sections ``settings.MEMORY_SECTIONS`` names (dotted paths), compiled after the memory blocks.
+
+    The hook by which a room that may not be imported here adds to the prompt: the folders'
+    ``<directories>`` (``folders.context.directories_section``)."""
+    sources = _section_sources(tuple(getattr(settings, "MEMORY_SECTIONS", ())))
+    return [source(organization_id=organization_id, agent_id=agent_id) for source in sources]
 
 
 def numbered_lines(handle: str) -> bool:
@@ -181,6 +203,7 @@ def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool 
         recall_count=recall_count,
         archival_count=archival_count,
         line_numbers=numbered_lines(model) if line_numbers is None else line_numbers,
+        sections=extra_sections(organization_id=organization_id, agent_id=agent_id),
     )
 
 

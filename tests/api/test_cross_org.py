@@ -22,6 +22,8 @@ from agents.api.urls import urlpatterns
 from agents.conversations.services import conversation_create
 from agents.memory.archival import passage_insert
 from agents.models import Agent, AgentBlock, Block, Conversation, Message, Passage, Run, Step
+from folders.attachments import folder_attach
+from folders.models import FileAgent, FileChunk, FileMetadata, Folder, FolderAgent
 from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
 from mcp_servers.models import MCPServer
 from providers.models import Provider, ProviderModel
@@ -63,6 +65,9 @@ class Rows:
     passage: Passage
     provider: Provider
     conversation: Conversation
+    folder: Folder
+    file: FileMetadata
+    charlies_folder: Folder
     mcp_server: MCPServer | None = None
     mcp_tool: Tool | None = None
 
@@ -95,6 +100,11 @@ class Rows:
             "conversations": list(
                 Conversation.objects.order_by("pk").values_list("pk", "summary", "model", "deleted_at", "updated_at")
             ),
+            "folders": list(Folder.objects.order_by("pk").values_list("pk", "name", "description", "updated_at")),
+            "files": list(FileMetadata.objects.order_by("pk").values_list("pk", "file_name", "processing_status")),
+            "folder_agents": sorted(FolderAgent.objects.values_list("folder_id", "agent_id")),
+            "file_agents": sorted(FileAgent.objects.values_list("agent_id", "file_id", "is_open", "visible_content")),
+            "chunks": FileChunk.objects.count(),
         }
 
 
@@ -115,6 +125,20 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
     mcp_server = MCPServer(organization=cast.org_a, server_name="alices-mcp", server_url=f"{ALICES_URL}/mcp")
     mcp_server.set_auth(token="sk-alices-mcp-token", custom_headers=None)
     mcp_server.save()
+    folder = Folder.objects.create(organization=cast.org_a, name="alices-docs", embedding="demo/x")
+    file = FileMetadata.objects.create(
+        organization=cast.org_a,
+        folder=folder,
+        file_name="alices-docs/secret.md",
+        original_file_name="secret.md",
+        file_type="text/x-markdown",
+        file_size=20,
+        processing_status="completed",
+        content="alice's filed secret",
+    )
+    FileChunk.objects.create(organization=cast.org_a, file=file, position=0, text="alice's filed secret")
+    folder_attach(agent=agent, folder=folder)
+    charlies_folder = Folder.objects.create(organization=cast.org_b, name="charlies-docs", embedding="demo/x")
     return Rows(
         agent=agent,
         tool=tool,
@@ -136,6 +160,9 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
             metadata={"mcp": {"server_name": "alices-mcp", "server_id": mcp_server.public_id}},
         ),
         conversation=conversation_create(agent=agent, user=None, summary="alice's thread"),
+        folder=folder,
+        file=file,
+        charlies_folder=charlies_folder,
     )
 
 
@@ -269,6 +296,49 @@ PROBES = [
     # Agent files: another organization's agent is never exported.
     ("agent-export", "get", "/v1/agents/{agent}/export", None),
     ("agent-export", "post", "/v1/agents/{agent}/export", {"skills": []}),
+    # Folders and files, and their /v1/sources twins: another organization's folder, file or agent is a 404.
+    ("folders", "get", "/v1/folders/?after={folder}", None),
+    ("folder", "get", "/v1/folders/{folder}", None),
+    ("folder", "patch", "/v1/folders/{folder}", {"name": "taken"}),
+    ("folder", "delete", "/v1/folders/{folder}", None),
+    ("folder-by-name", "get", "/v1/folders/name/{folder_name}", None),
+    ("folder-agents", "get", "/v1/folders/{folder}/agents", None),
+    ("folder-passages", "get", "/v1/folders/{folder}/passages", None),
+    ("folder-upload", "post", "/v1/folders/{folder}/upload", {}),
+    ("folder-files", "get", "/v1/folders/{folder}/files?include_content=true", None),
+    ("folder-files", "get", "/v1/folders/{charlies_folder}/files?after={file}", None),
+    ("folder-file", "get", "/v1/folders/{folder}/files/{file}?include_content=true", None),
+    ("folder-file", "get", "/v1/folders/{charlies_folder}/files/{file}?include_content=true", None),
+    ("folder-file-delete", "delete", "/v1/folders/{folder}/{file}", None),
+    ("folder-file-delete", "delete", "/v1/folders/{charlies_folder}/{file}", None),
+    ("agent-folders", "get", "/v1/agents/{agent}/folders", None),
+    ("agent-folder-attach", "patch", "/v1/agents/{agent}/folders/attach/{folder}", None),
+    ("agent-folder-attach", "patch", "/v1/agents/{charlies_agent}/folders/attach/{folder}", None),
+    ("agent-folder-detach", "patch", "/v1/agents/{agent}/folders/detach/{folder}", None),
+    ("agent-folder-detach", "patch", "/v1/agents/{charlies_agent}/folders/detach/{folder}", None),
+    ("agent-files", "get", "/v1/agents/{agent}/files", None),
+    ("agent-files", "get", "/v1/agents/{charlies_agent}/files?after={file}", None),
+    ("agent-files-close-all", "patch", "/v1/agents/{agent}/files/close-all", None),
+    ("agent-file-open", "patch", "/v1/agents/{agent}/files/{file}/open", None),
+    ("agent-file-open", "patch", "/v1/agents/{charlies_agent}/files/{file}/open", None),
+    ("agent-file-close", "patch", "/v1/agents/{agent}/files/{file}/close", None),
+    ("agent-file-close", "patch", "/v1/agents/{charlies_agent}/files/{file}/close", None),
+    ("sources", "get", "/v1/sources/?after={folder}", None),
+    ("source", "get", "/v1/sources/{folder}", None),
+    ("source", "patch", "/v1/sources/{folder}", {"name": "taken"}),
+    ("source", "delete", "/v1/sources/{folder}", None),
+    ("source-by-name", "get", "/v1/sources/name/{folder_name}", None),
+    ("source-agents", "get", "/v1/sources/{folder}/agents", None),
+    ("source-passages", "get", "/v1/sources/{folder}/passages", None),
+    ("source-upload", "post", "/v1/sources/{folder}/upload", {}),
+    ("source-files", "get", "/v1/sources/{folder}/files", None),
+    ("source-file", "get", "/v1/sources/{folder}/files/{file}", None),
+    ("source-file-delete", "delete", "/v1/sources/{folder}/{file}", None),
+    ("agent-sources", "get", "/v1/agents/{agent}/sources", None),
+    ("agent-source-attach", "patch", "/v1/agents/{agent}/sources/attach/{folder}", None),
+    ("agent-source-attach", "patch", "/v1/agents/{charlies_agent}/sources/attach/{folder}", None),
+    ("agent-source-detach", "patch", "/v1/agents/{agent}/sources/detach/{folder}", None),
+    ("agent-source-detach", "patch", "/v1/agents/{charlies_agent}/sources/detach/{folder}", None),
 ]
 
 
@@ -285,17 +355,20 @@ def _ids(rows: Rows) -> dict[str, str]:
         "passage",
         "provider",
         "conversation",
+        "folder",
+        "file",
+        "charlies_folder",
     )
     ids = {name: getattr(rows, name).public_id for name in names}
     assert rows.mcp_server is not None and rows.mcp_tool is not None
     ids |= {"mcp_server": rows.mcp_server.public_id, "mcp_tool": rows.mcp_tool.public_id}
-    return ids | {"mcp_server_name": rows.mcp_server.server_name}
+    return ids | {"mcp_server_name": rows.mcp_server.server_name, "folder_name": rows.folder.name}
 
 
 def _ghosts(ids: dict[str, str]) -> dict[str, str]:
     """The same ids of org A, each replaced by an id of its kind that names no row at all."""
     return {
-        name: value if name == "charlies_agent" else f"{value.split('-')[0]}-{uuid.uuid4()}"
+        name: value if name.startswith("charlies_") else f"{value.split('-')[0]}-{uuid.uuid4()}"
         for name, value in ids.items()
     }
 
@@ -402,6 +475,12 @@ def test_an_import_never_touches_another_orgs_tool_of_the_same_name(charlie_api:
         "/v1/mcp-servers/",
         "/v1/conversations/",
         "/v1/conversations/?summary_search=alice&order_by=last_message_at",
+        "/v1/folders/",
+        "/v1/folders/?name=alices-docs",
+        "/v1/sources/",
+        "/v1/agents/{charlies_agent}/folders",
+        "/v1/agents/{charlies_agent}/sources",
+        "/v1/folders/{charlies_folder}/files",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -418,6 +497,8 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
         rows.provider.public_id,
         *(server.public_id for server in MCPServer.objects.filter(organization=rows.agent.organization)),
+        rows.folder.public_id,
+        rows.file.public_id,
     }
 
     response = charlie_api.get(_url(path, rows))

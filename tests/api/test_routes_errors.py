@@ -23,7 +23,7 @@ NOT_ALLOWED = {"detail": "Method Not Allowed"}
         ("get", "/v1/groups/"),
         ("get", "/v1/nope"),
         ("post", "/v1/conversations-that-do-not-exist/"),
-        ("delete", "/v1/folders/folder-1/files/file-1"),
+        ("delete", "/v1/folders/folder-1/files/file-1/extra"),
         ("get", "/v1/agents/agent-1/no-such-thing"),
         ("patch", "/v1/tools/tool-1/run/extra"),
         ("get", "/v1"),

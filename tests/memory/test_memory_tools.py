@@ -199,10 +199,10 @@ def test_a_builtin_that_only_answers_not_available_cannot_be_attached() -> None:
     from tools.services import base_tools_upsert
 
     organization = OrganizationFactory()
-    files = next(tool for tool in base_tools_upsert(organization=organization) if tool.name == "open_files")
+    files = next(tool for tool in base_tools_upsert(organization=organization) if tool.name == "store_memories")
     agent = services.agent_create(organization=organization, name="a")
 
-    with pytest.raises(InvalidArgument, match="open_files is not available on this server"):
+    with pytest.raises(InvalidArgument, match="store_memories is not available on this server"):
         services.agent_attach_tool(agent=agent, tool=files)
     with pytest.raises(InvalidArgument):
         services.agent_create(organization=organization, name="b", tool_ids=[files.public_id])

@@ -52,6 +52,9 @@ WORKING = {
     "core_memory_replace",
     "archival_memory_insert",
     "archival_memory_search",
+    "open_files",
+    "grep_files",
+    "semantic_search_files",
 }
 
 

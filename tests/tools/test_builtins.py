@@ -153,10 +153,10 @@ def test_run_code_refuses_languages_it_cannot_run():
 
 
 def test_a_tool_this_server_cannot_perform_answers_with_an_honest_error():
-    outcome = _call("open_files", {"file_requests": [{"file_name": "notes.txt"}]})
+    outcome = _call("send_message_to_agent_async", {"message": "hi", "other_agent_id": "agent-1"})
     assert outcome.status == "error"
-    assert (
-        outcome.tool_return == "open_files is not available: file attachments are not implemented on this server yet."
+    assert outcome.tool_return == (
+        "send_message_to_agent_async is not available: messaging between agents is not implemented on this server yet."
     )
 
 

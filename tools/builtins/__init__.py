@@ -4,9 +4,9 @@ Working: ``send_message``, ``run_code`` (Python, sandboxed), ``web_search`` and
 ``fetch_webpage`` (``tools.builtins.web``), ``get_current_time`` and the demo tools
 ``roll_dice`` and ``get_secret_code`` (``tools.builtins.demo``, outside the base set), plus the sets
 ``TOOL_BUILTIN_SETS`` names: the memory tools, which live with the memory they edit
-(``agents.memory.tools``), so this package needs nothing of ``agents``. Listed but
-answering with an honest error: the rest of Letta's ``add-base-tools`` set (files,
-multi-agent and sleep-time tools), see ``tools.builtins.unavailable``.
+(``agents.memory.tools``), and the file tools, with the files (``folders.tools``), so this
+package needs nothing of ``agents``. Listed but answering with an honest error: the rest of
+Letta's ``add-base-tools`` set (multi-agent and sleep-time tools), see ``tools.builtins.unavailable``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from typing import Any
 from tools.base import ToolContext, ToolError
 from tools.builtins.base import BuiltinTool, parameters, prop
 
-FILES = "file attachments are not implemented on this server yet"
 MULTI_AGENT = "messaging between agents is not implemented on this server yet"
 SLEEPTIME = "sleep-time and voice agents are not supported on this server"
 
@@ -50,58 +49,7 @@ def _unavailable(
 
 
 def unavailable_tools() -> list[BuiltinTool]:
-    return [*_file_tools(), *_multi_agent_tools(), *_sleeptime_tools()]
-
-
-def _file_tools() -> list[BuiltinTool]:
-    return [
-        _unavailable(
-            "open_files",
-            "letta_files_core",
-            "Open files into the agent's context.",
-            FILES,
-            {
-                "file_requests": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "file_name": prop("string", "Name of the file to open."),
-                            "offset": prop("integer", "First line to show (0-indexed)."),
-                            "length": prop("integer", "Number of lines to show."),
-                        },
-                        "required": ["file_name"],
-                    },
-                    "description": "The files to open.",
-                },
-                "close_all_others": prop("boolean", "Close every other open file."),
-            },
-            ["file_requests"],
-        ),
-        _unavailable(
-            "grep_files",
-            "letta_files_core",
-            "Search attached files for a pattern.",
-            FILES,
-            {
-                "pattern": prop("string", "Regular expression to search for."),
-                "include": prop("string", "Only files whose names match this pattern."),
-                "context_lines": prop("integer", "Lines of context around each match."),
-                "offset": prop("integer", "Number of matches to skip."),
-            },
-            ["pattern"],
-            parallel=True,
-        ),
-        _unavailable(
-            "semantic_search_files",
-            "letta_files_core",
-            "Search attached files by meaning.",
-            FILES,
-            {"query": prop("string", "What to search for."), "limit": prop("integer", "Maximum number of results.")},
-            ["query"],
-            parallel=True,
-        ),
-    ]
+    return [*_multi_agent_tools(), *_sleeptime_tools()]
 
 
 def _multi_agent_tools() -> list[BuiltinTool]:

@@ -1,0 +1,96 @@
+// The folder page: drag-and-drop uploads, and each file's status and progress kept live by polling the
+// folder's status (what /v1/folders/{id}/files answers) while any file is still being processed.
+const form = document.querySelector("[data-upload-form]");
+const list = document.querySelector("[data-file-list]");
+const errors = document.querySelector("[data-upload-errors]");
+const zone = document.querySelector("[data-drop-zone]");
+const TERMINAL = new Set(["completed", "error"]);
+let polling = null;
+
+function csrf() {
+  return form.querySelector("input[name=csrfmiddlewaretoken]").value;
+}
+
+async function upload(file) {
+  const body = new FormData();
+  body.append("file", file);
+  const response = await fetch(window.location.pathname, {
+    method: "POST",
+    body,
+    headers: { "X-CSRFToken": csrf(), Accept: "application/json" },
+    credentials: "same-origin",
+  });
+  const answer = await response.json().catch(() => ({ error: `Upload failed (${response.status})` }));
+  if (answer.error) {
+    const line = document.createElement("span");
+    line.textContent = `${file.name}: ${answer.error} `;
+    errors.append(line);
+  }
+}
+
+async function uploadAll(files) {
+  errors.textContent = "";
+  for (const file of files) await upload(file);
+  await refresh();
+  poll();
+}
+
+function render(file) {
+  let card = list.querySelector(`[data-file-id="${file.id}"]`);
+  if (!card) {
+    window.location.reload();
+    return;
+  }
+  const status = card.querySelector("[data-status]");
+  status.textContent = file.processing_status;
+  status.className = `file-status status-${file.processing_status}`;
+  const progress = card.querySelector("[data-progress]");
+  const total = file.total_chunks || 1;
+  progress.max = total;
+  progress.value = file.processing_status === "completed" ? total : file.chunks_embedded || 0;
+  const text = card.querySelector("[data-progress-text]");
+  text.textContent = file.total_chunks == null ? "" : `${file.chunks_embedded || 0} of ${file.total_chunks} passages embedded`;
+  const error = card.querySelector("[data-error]");
+  error.textContent = file.error_message || "";
+  error.hidden = !file.error_message;
+}
+
+async function refresh() {
+  const response = await fetch(form.dataset.statusUrl, { credentials: "same-origin" });
+  if (!response.ok) return true;
+  const { files } = await response.json();
+  if (files.some((file) => !list.querySelector(`[data-file-id="${file.id}"]`))) {
+    window.location.reload();
+    return true;
+  }
+  files.forEach(render);
+  return files.every((file) => TERMINAL.has(file.processing_status));
+}
+
+function poll() {
+  if (polling) return;
+  polling = setInterval(async () => {
+    if (await refresh()) {
+      clearInterval(polling);
+      polling = null;
+    }
+  }, 1000);
+}
+
+form.addEventListener("submit", (event) => {
+  const input = form.querySelector("input[type=file]");
+  if (!input.files.length) return;
+  event.preventDefault();
+  uploadAll([...input.files]).then(() => { input.value = ""; });
+});
+for (const name of ["dragenter", "dragover"]) {
+  zone.addEventListener(name, (event) => { event.preventDefault(); zone.classList.add("dragging"); });
+}
+for (const name of ["dragleave", "drop"]) {
+  zone.addEventListener(name, () => zone.classList.remove("dragging"));
+}
+zone.addEventListener("drop", (event) => {
+  event.preventDefault();
+  uploadAll([...event.dataTransfer.files]);
+});
+if ([...list.querySelectorAll("[data-status]")].some((node) => !TERMINAL.has(node.textContent.trim()))) poll();
