@@ -6,8 +6,10 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self) -> None:
+        from accounts import api_key_cache
         from accounts.access_watch import connect_signals
         from accounts.receivers import connect_receivers
 
         connect_receivers()
         connect_signals()
+        api_key_cache.connect_signals()

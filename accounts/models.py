@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.scoping import OrgScopedQuerySet, PublicIdModel
+from accounts.signals import api_keys_updated
 
 
 class UserManager(BaseUserManager["User"]):
@@ -169,6 +170,13 @@ class ApiKeyQuerySet(OrgScopedQuerySet):
             models.Q(created_by__isnull=True) | models.Q(created_by__is_active=True, creator_is_member=True),
             revoked_at__isnull=True,
         )
+
+    def update(self, **kwargs: Any) -> int:
+        """``QuerySet.update``, announcing (``api_keys_updated``) any change beyond ``last_used_at``."""
+        count = super().update(**kwargs)
+        if set(kwargs) - {"last_used_at"}:
+            api_keys_updated.send(sender=ApiKey)
+        return count
 
 
 class ApiKey(models.Model):

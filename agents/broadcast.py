@@ -3,12 +3,17 @@
 - A run's events go through the run's ``RunAnnouncer`` (``agents.runs.execute`` opens one
   for each run it executes): token deltas are coalesced for a few milliseconds, so they
   cross the channel layer a few per frame, and everything goes out in the run's order.
+  While no connection is in the agent's group (no tab, no SSE stream: an SDK's blocking
+  call, a background run nobody follows), the announcer keeps the run's events and sends
+  them in one batch when someone joins (asked again every ``LISTENERS_RECHECK_SECONDS``)
+  or the run ends, rather than crossing the channel layer for each one.
 - A run's end is announced by ``announce_run_end`` once ``agents.runs.state`` has recorded
   it: through the run's announcer when the run executes in this process (after its last
   deltas), else straight to the agent's group (a sweep, a cancel of a queued run). The
   ``run_finished`` payload carries what every tab shows next, computed here once per run:
   the run as the chat shows it (``run``), the memory panel's blocks (``memory``) and the
-  context meter (``context``).
+  context meter (``context``); the last two only when someone listens (a tab that joins
+  later reads them when it loads).
 - A memory edit is announced by ``announce_memory_edit`` once it is committed. An edit a
   tool made inside a run executing here waits in the run's announcer and goes out right
   after the event of the tool row that holds it (in ``seq`` order, so the row it annotates
@@ -28,7 +33,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from asgiref.sync import async_to_sync, sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from channels_redis.core import RedisChannelLayer  # type: ignore[import-untyped]
 from django.db import transaction
 
 from agents.engine.events import (
@@ -53,6 +59,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 COALESCE_SECONDS = 0.015
+# How long a run's announcer trusts "nobody is in the agent's group" before it asks again.
+LISTENERS_RECHECK_SECONDS = 0.25
 
 
 def agent_group(agent_id: Any, conversation_id: Any = None) -> str:
@@ -72,6 +80,26 @@ def _changes_approvals(payload: dict[str, Any]) -> bool:
     if payload["type"] == "message":
         return any(m["message_type"] == "approval_response_message" for m in payload.get("messages", []))
     return False
+
+
+async def has_listeners(agent_id: Any, conversation_id: Any = None) -> bool:
+    """Whether any connection (a chat tab, an SSE stream) is in the thread's group now."""
+    layer = get_channel_layer()
+    return layer is not None and await _group_has_members(layer, agent_group(agent_id, conversation_id))
+
+
+async def _group_has_members(layer: BaseChannelLayer, group: str) -> bool:
+    """One look at the layer's own record of ``group`` (one Redis round trip); ``True`` for a layer
+    this cannot ask, so that it is always sent to."""
+    if isinstance(layer, InMemoryChannelLayer):
+        joined = layer.groups.get(group, {})
+        return any(since > time.time() - layer.group_expiry for since in joined.values())
+    if isinstance(layer, RedisChannelLayer):
+        # The sorted set ``group_send`` reads: each member channel scored by when it joined.
+        connection = layer.connection(layer.consistent_hash(group))
+        members = await connection.zcount(layer._group_key(group), int(time.time()) - layer.group_expiry, "+inf")
+        return bool(members)
+    return True
 
 
 def _organization_of(agent_id: Any) -> Any:
@@ -213,6 +241,8 @@ class RunAnnouncer:
         self._lock = asyncio.Lock()
         self._edits: list[_MemoryEdit] = []
         self._edits_lock = threading.Lock()
+        self._listened = False
+        self._listeners_checked_at: float | None = None
 
     async def __aenter__(self) -> RunAnnouncer:
         _executing[public_id("run", self.run_id)] = self
@@ -222,7 +252,17 @@ class RunAnnouncer:
         if _executing.get(public_id("run", self.run_id)) is self:
             del _executing[public_id("run", self.run_id)]
         await self._release_edits(None, every=True)
-        await self.flush()
+        await self.flush(final=True)
+
+    async def listening(self) -> bool:
+        """Whether anyone is in the agent's group; once someone was, the rest of the run goes out live."""
+        now = time.monotonic()
+        if not self._listened and (
+            self._listeners_checked_at is None or now - self._listeners_checked_at >= LISTENERS_RECHECK_SECONDS
+        ):
+            self._listeners_checked_at = now
+            self._listened = await has_listeners(self.agent_id, self.conversation_id)
+        return self._listened
 
     async def announce(self, event: EngineEvent, *, payload: dict[str, Any] | None = None) -> None:
         """Send ``event`` (as ``payload`` when given) after everything before it (a token delta
@@ -284,23 +324,31 @@ class RunAnnouncer:
         last[key] = (last.get(key) or "") + (payload.get(key) or "")
         last["seq"] = payload["seq"]
 
-    async def flush(self) -> None:
+    async def flush(self, *, final: bool = False) -> None:
+        """Send what is pending; while nobody listens, keep it for a later batch (the ``final`` one sends all)."""
         async with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            if not self._pending:
+                return
+            urgent = final or any(_changes_approvals(payload) for payload in self._pending)
+            if not urgent and not await self.listening():
+                return  # the run's end (or someone joining) sends it
             pending, self._pending = self._pending, []
             await publish(self.agent_id, pending, conversation_id=self.conversation_id)
 
 
 async def announce_run_end(agent_id: Any, finished: RunFinishedEvent, *, conversation_id: Any = None) -> None:
     """Announce a run's recorded end: after the run's own events when it executes in this process.
-    A conversation has no chat tabs: its end is the event alone."""
-    if conversation_id is None:
-        payload = await sync_to_async(_run_end_payload)(agent_id, finished)
-    else:
-        payload = event_payload(finished)
+    The memory panel and the context meter are measured only for someone listening; a conversation
+    has no chat tabs, so its end is the event alone."""
     announcer = _executing.get(public_id("run", finished.run_id))
+    if conversation_id is not None:
+        listening = False
+    else:
+        listening = await (announcer.listening() if announcer is not None else has_listeners(agent_id))
+    payload = await sync_to_async(_run_end_payload)(agent_id, finished) if listening else event_payload(finished)
     if announcer is not None:
         await announcer.announce(finished, payload=payload)
     else:

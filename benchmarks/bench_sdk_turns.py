@@ -66,15 +66,41 @@ class Target:
     api_key: str
     web_pid: int | None = None
     description: str = "a running server"
+    database_url: str | None = None  # the stack's own Postgres database: transactions per turn are counted there
 
 
-def report(label: str, latencies: list[float], started_load: str) -> None:
+def report(label: str, latencies: list[float], started_load: str, transactions: str = "") -> None:
     ms = [value * 1000 for value in latencies]
     print(
         f"{label}: n={len(ms)} p50={statistics.median(ms):.1f} ms p90={percentile(ms, 0.9):.1f} ms "
-        f"p99={percentile(ms, 0.99):.1f} ms max={max(ms):.1f} ms (load {started_load} -> {load()})",
+        f"p99={percentile(ms, 0.99):.1f} ms max={max(ms):.1f} ms{transactions} (load {started_load} -> {load()})",
         flush=True,
     )
+
+
+def committed_transactions(database_url: str | None) -> int | None:
+    """Transactions the database has ended so far (``pg_stat_database``), once its statistics are flushed."""
+    if database_url is None:
+        return None
+    import psycopg
+
+    time.sleep(1.2)  # backends flush their counters at most once a second
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    return int(row[0]) if row else None
+
+
+@contextlib.contextmanager
+def counting_transactions(target: Target, turns: int) -> Iterator[list[str]]:
+    """Yields a one-item list that holds ``, N transactions/turn`` afterwards (empty without a database)."""
+    text = [""]
+    before = committed_transactions(target.database_url)
+    yield text
+    after = committed_transactions(target.database_url)
+    if before is not None and after is not None:
+        text[0] = f" {(after - before - 1) / turns:.1f} transactions/turn"  # less this count's own reading
 
 
 def client_for(target: Target) -> Any:
@@ -106,8 +132,8 @@ def send(client: Any, agent_id: str, text: str) -> float:
     return elapsed
 
 
-def sequential(client: Any, agent_id: str, text: str, turns: int) -> list[float]:
-    for _ in range(10):
+def sequential(client: Any, agent_id: str, text: str, turns: int, *, warm_up: int = 10) -> list[float]:
+    for _ in range(warm_up):
         send(client, agent_id, text)  # warm up connections, caches and the sandbox
     return [send(client, agent_id, text) for _ in range(turns)]
 
@@ -145,13 +171,18 @@ def run_scenarios(target: Target, args: argparse.Namespace) -> None:
     with profiling(target, args.profile):
         if "text" in only:
             agent_id = fresh_agent(client, "bench-sdk-text", tool_id)
+            sequential(client, agent_id, "hello", 0)
             started_load = load()
-            report("blocking text turn", sequential(client, agent_id, "hello", args.turns), started_load)
+            with counting_transactions(target, args.turns) as transactions:
+                latencies = sequential(client, agent_id, "hello", args.turns, warm_up=0)
+            report("blocking text turn", latencies, started_load, transactions[0])
         if "tool" in only:
             agent_id = fresh_agent(client, "bench-sdk-tool", tool_id)
+            sequential(client, agent_id, TOOL_PROMPT, 0)
             started_load = load()
-            latencies = sequential(client, agent_id, TOOL_PROMPT, args.tool_turns)
-            report("turn with one sandboxed tool call", latencies, started_load)
+            with counting_transactions(target, args.tool_turns) as transactions:
+                latencies = sequential(client, agent_id, TOOL_PROMPT, args.tool_turns, warm_up=0)
+            report("turn with one sandboxed tool call", latencies, started_load, transactions[0])
         if "concurrent" in only:
             for count in (int(value) for value in args.agents.split(",")):
                 agents = [fresh_agent(client, f"bench-sdk-{count}-{i}", tool_id) for i in range(count)]
@@ -227,7 +258,9 @@ def own_stack(args: argparse.Namespace) -> Iterator[Target]:
         ):
             stack.start(webs=("web-1",), workers=("worker-1",))
             web = stack.webs["web-1"]
-            yield Target(web.url, stack.api_key, web.process.pid, "Postgres+Redis, one Daphne, one Celery worker")
+            yield Target(
+                web.url, stack.api_key, web.process.pid, "Postgres+Redis, one Daphne, one Celery worker", database_url
+            )
 
 
 def _listening_pid(url: str) -> int | None:

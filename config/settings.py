@@ -362,6 +362,9 @@ SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=50)
 STREAMS_PER_API_KEY = env.int("STREAMS_PER_API_KEY", default=10)
 STREAMS_PER_USER = env.int("STREAMS_PER_USER", default=20)
 STREAM_ACCESS_RECHECK_SECONDS = env.float("STREAM_ACCESS_RECHECK_SECONDS", default=30)
+# How long a process keeps an authenticated API key (accounts/api_key_cache.py); any change of
+# access forgets it at once in every process. 0 looks every key up on every request.
+API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=30)
 # Frames one chat WebSocket may send: this many at once, then this many a second; a flood closes it (4429).
 CHAT_FRAME_BURST = env.int("CHAT_FRAME_BURST", default=20)
 CHAT_FRAMES_PER_SECOND = env.float("CHAT_FRAMES_PER_SECOND", default=2)

@@ -4,8 +4,11 @@ The body we build is sent as ready JSON through the SDK's low-level ``post`` rat
 than ``messages.create``: given a body (``create``'s params or ``post(body=...)`` alike),
 the SDK walks and copies all of it on every call (``_utils/_prepare.copy_tree``), which
 showed in profiles as time growing with the conversation (hundreds of messages per
-request). Given ``content``, it sends the bytes as they are; connection pooling, auth,
-timeouts, status errors and the stream and ``Message`` parsing stay the SDK's.
+request). Given ``content``, it sends the bytes as they are. The answer comes back as
+parsed JSON (``cast_to=object``: the SDK decodes the body, or each event of a stream,
+and builds no ``Message`` models that the decoder would only take apart again);
+connection pooling, auth, timeouts, status errors and the stream's error events stay
+the SDK's.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 import httpx2
-from anthropic.types import Message, RawMessageStreamEvent
 
 from agents.llm.anthropic_payload import build_body, build_headers
 from agents.llm.base import (
@@ -69,11 +71,11 @@ class AnthropicClient(SDKClient[anthropic.AsyncAnthropic]):
         options: anthropic.RequestOptions = {"headers": headers} if headers else {}
         return await self._sdk().post(
             "/v1/messages",
-            cast_to=Message,
+            cast_to=object,
             content=_encode_json(payload).encode(),
             options=options,
             stream=stream,
-            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent] if stream else None,
+            stream_cls=anthropic.AsyncStream[object] if stream else None,
         )
 
     def _translate_error(self, exc: Exception) -> LLMError | None:
@@ -102,6 +104,15 @@ def translate_error(exc: Exception) -> LLMError | None:
     return None
 
 
+def _mapping(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
 @dataclass
 class _Block:
     kind: str
@@ -111,7 +122,7 @@ class _Block:
 
 @dataclass
 class _Decoder:
-    """Turns raw stream events (or a whole ``Message``) into our events, keeping the tally."""
+    """Turns the stream's events (or the whole message), as parsed JSON, into our events, keeping the tally."""
 
     request: LLMRequest
     tally: ResponseTally = field(default_factory=ResponseTally)
@@ -120,40 +131,44 @@ class _Decoder:
     terminal: bool = False
     usage: dict[str, int] | None = None
 
-    def feed(self, raw: Any) -> list[LLMEvent]:
-        kind = getattr(raw, "type", None)
+    def feed(self, raw: object) -> list[LLMEvent]:
+        event = _mapping(raw)
+        kind = event.get("type")
         if kind == "message_start":
-            self._note_usage(getattr(raw.message, "usage", None))
+            self._note_usage(_mapping(event.get("message")).get("usage"))
             return []
         if kind == "content_block_start":
-            return self._start_block(raw.index, raw.content_block)
+            return self._start_block(event.get("index"), _mapping(event.get("content_block")))
         if kind == "content_block_delta":
-            return self._delta(raw.index, raw.delta)
+            return self._delta(event.get("index"), _mapping(event.get("delta")))
         if kind == "content_block_stop":
-            block = self.blocks.get(raw.index)
+            block = self.blocks.get(event.get("index"))  # type: ignore[arg-type]
             if block and block.kind == "thinking" and block.signature:
                 return [ReasoningSignature(block.signature)]
             return []
         if kind == "message_delta":
-            self.stop_reason = raw.delta.stop_reason or self.stop_reason
-            self._note_usage(getattr(raw, "usage", None))
+            self.stop_reason = _mapping(event.get("delta")).get("stop_reason") or self.stop_reason
+            self._note_usage(event.get("usage"))
             return []
         if kind == "message_stop":
             self.terminal = True
         return []
 
     def feed_whole(self, message: object) -> list[LLMEvent]:
-        content = getattr(message, "content", None)
-        if not isinstance(message, Message) or not isinstance(content, list):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(content, list):
             raise LLMInvalidResponse(f"{PROVIDER_LABEL} sent a response that is not a message")
         events: list[LLMEvent] = []
-        for index, block in enumerate(content):
+        for index, raw_block in enumerate(content):
+            block = _mapping(raw_block)
             events.extend(self._start_block(index, block, whole=True))
-            if self.blocks.get(index, _Block("")).kind == "thinking" and getattr(block, "signature", None):
-                events.append(ReasoningSignature(block.signature))
-        self.stop_reason = message.stop_reason
-        self.terminal = message.stop_reason is not None
-        self._note_usage(getattr(message, "usage", None))
+            signature = _text(block.get("signature"))
+            if self.blocks.get(index, _Block("")).kind == "thinking" and signature:
+                events.append(ReasoningSignature(signature))
+        stop_reason = message.get("stop_reason")
+        self.stop_reason = stop_reason if isinstance(stop_reason, str) else None
+        self.terminal = self.stop_reason is not None
+        self._note_usage(message.get("usage"))
         return events
 
     def finish(self) -> Completed:
@@ -169,54 +184,58 @@ class _Decoder:
             usage=self._usage(),
         )
 
-    def _start_block(self, index: int, block: Any, *, whole: bool = False) -> list[LLMEvent]:
-        kind = getattr(block, "type", "")
+    def _start_block(self, index: object, block: dict[str, Any], *, whole: bool = False) -> list[LLMEvent]:
+        if not isinstance(index, int):
+            return []
+        kind = block.get("type")
         events: list[LLMEvent] = []
         if kind == "text":
             self.blocks[index] = _Block("text")
-            if block.text:
-                events.append(TextDelta(block.text))
+            if text := _text(block.get("text")):
+                events.append(TextDelta(text))
         elif kind == "thinking":
-            self.blocks[index] = _Block("thinking", signature=block.signature or "")
-            if block.thinking:
-                events.append(ReasoningDelta(block.thinking))
+            self.blocks[index] = _Block("thinking", signature=_text(block.get("signature")))
+            if thinking := _text(block.get("thinking")):
+                events.append(ReasoningDelta(thinking))
         elif kind == "redacted_thinking":
             self.blocks[index] = _Block("redacted_thinking")
-            events.append(RedactedReasoning(block.data))
+            events.append(RedactedReasoning(_text(block.get("data"))))
         elif kind == "tool_use":
             tool_index = self.tally.tool_calls
             self.blocks[index] = _Block("tool_use", tool_index=tool_index)
-            events.append(ToolCallStart(index=tool_index, id=block.id, name=block.name))
+            events.append(ToolCallStart(index=tool_index, id=_text(block.get("id")), name=_text(block.get("name"))))
             # Streams start tool_use with ``input: {}`` and send the JSON as deltas.
-            if block.input or whole:
-                events.append(ToolCallArgumentsDelta(index=tool_index, fragment=json.dumps(block.input or {})))
+            arguments = block.get("input")
+            if arguments or whole:
+                events.append(ToolCallArgumentsDelta(index=tool_index, fragment=json.dumps(arguments or {})))
         return [self.tally.note(event) for event in events]
 
-    def _delta(self, index: int, delta: Any) -> list[LLMEvent]:
-        block = self.blocks.get(index)
-        kind = getattr(delta, "type", "")
+    def _delta(self, index: object, delta: dict[str, Any]) -> list[LLMEvent]:
+        block = self.blocks.get(index) if isinstance(index, int) else None
+        kind = delta.get("type")
         event: LLMEvent | None = None
-        if kind == "text_delta" and delta.text:
-            event = TextDelta(delta.text)
-        elif kind == "thinking_delta" and delta.thinking:
-            event = ReasoningDelta(delta.thinking)
+        if kind == "text_delta" and (text := _text(delta.get("text"))):
+            event = TextDelta(text)
+        elif kind == "thinking_delta" and (thinking := _text(delta.get("thinking"))):
+            event = ReasoningDelta(thinking)
         elif kind == "signature_delta" and block is not None:
-            block.signature += delta.signature
-        elif kind == "input_json_delta" and block is not None and delta.partial_json:
-            event = ToolCallArgumentsDelta(index=block.tool_index, fragment=delta.partial_json)
+            block.signature += _text(delta.get("signature"))
+        elif kind == "input_json_delta" and block is not None and (fragment := _text(delta.get("partial_json"))):
+            event = ToolCallArgumentsDelta(index=block.tool_index, fragment=fragment)
         return [self.tally.note(event)] if event is not None else []
 
-    def _note_usage(self, usage: Any) -> None:
-        if usage is None:
+    def _note_usage(self, raw: object) -> None:
+        usage = _mapping(raw)
+        if not usage:
             return
         merged = dict(self.usage or {})
         for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-            value = getattr(usage, name, None)
+            value = usage.get(name)
             if isinstance(value, int):
                 merged[name] = value
-        details = getattr(usage, "output_tokens_details", None)
-        if details is not None and isinstance(getattr(details, "thinking_tokens", None), int):
-            merged["thinking_tokens"] = details.thinking_tokens
+        thinking_tokens = _mapping(usage.get("output_tokens_details")).get("thinking_tokens")
+        if isinstance(thinking_tokens, int):
+            merged["thinking_tokens"] = thinking_tokens
         self.usage = merged or self.usage
 
     def _usage(self) -> Usage | None:

@@ -4,6 +4,12 @@
 Compatible servers may stream ``reasoning_content`` (or ``reasoning``), omit usage
 (then it is estimated and marked so) or omit the finish reason after content
 (then ``Completed.finish_reason`` is ``None``).
+
+The body goes through the SDK's low-level ``post`` and the answer comes back as parsed
+JSON (``cast_to=object``): the SDK decodes the body, or each chunk of a stream, and
+builds no ``ChatCompletion`` models that the decoder would only take apart again. Auth,
+pooling, timeouts, status errors, a stream's error objects and Azure's deployment paths
+stay the SDK's.
 """
 
 from __future__ import annotations
@@ -15,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 
 from agents.llm.base import (
     LLMError,
@@ -65,7 +70,14 @@ class OpenAIClient(SDKClient[openai.AsyncOpenAI]):
         return _Decoder(request)
 
     async def _send(self, request: LLMRequest, payload: dict[str, Any], *, stream: bool) -> Any:
-        return await self._sdk().chat.completions.create(**payload)
+        # What ``chat.completions.create`` does, minus building the typed answer from its JSON.
+        return await self._sdk().post(
+            "/chat/completions",
+            cast_to=object,
+            body=payload,
+            stream=stream,
+            stream_cls=openai.AsyncStream[object] if stream else None,
+        )
 
     def _translate_error(self, exc: Exception) -> LLMError | None:
         return translate_error(exc)
@@ -110,10 +122,15 @@ def _body_type(body: object) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _reasoning_text(message: Any) -> str:
+def _mapping(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
+    return value if isinstance(value, dict) else {}
+
+
+def _reasoning_text(message: dict[str, Any]) -> str:
     """``reasoning_content`` (DeepSeek, vLLM, llama.cpp) or ``reasoning`` (OpenRouter, newer vLLM)."""
     for name in ("reasoning_content", "reasoning"):
-        value = getattr(message, name, None)
+        value = message.get(name)
         if isinstance(value, str) and value:
             return value
     return ""
@@ -121,37 +138,42 @@ def _reasoning_text(message: Any) -> str:
 
 @dataclass
 class _Decoder:
+    """Turns the stream's chunks (or the whole completion), as parsed JSON, into our events."""
+
     request: LLMRequest
     tally: ResponseTally = field(default_factory=ResponseTally)
     tool_slots: dict[int, int] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage | None = None
 
-    def feed(self, chunk: Any) -> list[LLMEvent]:
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = _usage(chunk.usage)
+    def feed(self, raw: object) -> list[LLMEvent]:
+        chunk = _mapping(raw)
+        if chunk.get("usage") is not None:
+            self.usage = _usage(_mapping(chunk["usage"]))
         events: list[LLMEvent] = []
-        for choice in getattr(chunk, "choices", None) or []:
-            if choice.index != 0:
+        choices = chunk.get("choices")
+        for choice in (_mapping(item) for item in (choices if isinstance(choices, list) else [])):
+            if choice.get("index", 0) != 0:
                 continue
-            delta = choice.delta
-            if delta is not None:
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
                 events.extend(self._message_events(delta, streamed=True))
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
+            if isinstance(choice.get("finish_reason"), str) and choice["finish_reason"]:
+                self.finish_reason = choice["finish_reason"]
         return [self.tally.note(event) for event in events]
 
     def feed_whole(self, completion: object) -> list[LLMEvent]:
-        choices = getattr(completion, "choices", None)
-        if not isinstance(completion, ChatCompletion) or not isinstance(choices, list):
+        choices = completion.get("choices") if isinstance(completion, dict) else None
+        if not isinstance(completion, dict) or not isinstance(choices, list):
             raise LLMInvalidResponse(f"{PROVIDER_LABEL} sent a response that is not a chat completion")
         if not choices:
             raise LLMInvalidResponse(f"{PROVIDER_LABEL} returned no choices")
-        choice = choices[0]
-        self.finish_reason = choice.finish_reason
-        if getattr(completion, "usage", None) is not None:
-            self.usage = _usage(completion.usage)
-        events = self._message_events(choice.message, streamed=False)
+        choice = _mapping(choices[0])
+        finish_reason = choice.get("finish_reason")
+        self.finish_reason = finish_reason if isinstance(finish_reason, str) else None
+        if completion.get("usage") is not None:
+            self.usage = _usage(_mapping(completion["usage"]))
+        events = self._message_events(_mapping(choice.get("message")), streamed=False)
         return [self.tally.note(event) for event in events]
 
     def finish(self) -> Completed:
@@ -167,34 +189,44 @@ class _Decoder:
             usage=self.usage,
         )
 
-    def _message_events(self, message: Any, *, streamed: bool) -> list[LLMEvent]:
+    def _message_events(self, message: dict[str, Any], *, streamed: bool) -> list[LLMEvent]:
         events: list[LLMEvent] = []
         reasoning = _reasoning_text(message)
         if reasoning:
             events.append(ReasoningDelta(reasoning))
-        for text in (getattr(message, "content", None), getattr(message, "refusal", None)):
+        for text in (message.get("content"), message.get("refusal")):
             if isinstance(text, str) and text:
                 events.append(TextDelta(text))
-        for position, call in enumerate(getattr(message, "tool_calls", None) or []):
-            function = getattr(call, "function", None)
-            vendor_index = call.index if streamed else position
+        calls = message.get("tool_calls")
+        for position, call in enumerate(_mapping(item) for item in (calls if isinstance(calls, list) else [])):
+            function = _mapping(call.get("function"))
+            vendor_index = call.get("index", position) if streamed else position
             slot = self.tool_slots.get(vendor_index)
             if slot is None:
                 slot = self.tool_slots[vendor_index] = len(self.tool_slots)
-                name = getattr(function, "name", None) or ""
-                events.append(ToolCallStart(index=slot, id=call.id or f"call_{uuid.uuid4().hex[:24]}", name=name))
-            arguments = getattr(function, "arguments", None)
-            if arguments:
+                name = function.get("name")
+                call_id = call.get("id")
+                events.append(
+                    ToolCallStart(
+                        index=slot,
+                        id=call_id if isinstance(call_id, str) and call_id else f"call_{uuid.uuid4().hex[:24]}",
+                        name=name if isinstance(name, str) else "",
+                    )
+                )
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and arguments:
                 events.append(ToolCallArgumentsDelta(index=slot, fragment=arguments))
         return events
 
 
-def _usage(raw: Any) -> Usage:
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
     return Usage(
-        prompt_tokens=getattr(raw, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(raw, "completion_tokens", 0) or 0,
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", 0) or 0,
-        cached_tokens=getattr(prompt_details, "cached_tokens", 0) or 0,
+        prompt_tokens=_count(raw.get("prompt_tokens")),
+        completion_tokens=_count(raw.get("completion_tokens")),
+        reasoning_tokens=_count(_mapping(raw.get("completion_tokens_details")).get("reasoning_tokens")),
+        cached_tokens=_count(_mapping(raw.get("prompt_tokens_details")).get("cached_tokens")),
     )
