@@ -100,6 +100,8 @@ def _request(client: httpx.Client, method: str, url: str, *, headers: dict[str, 
                 data += chunk
                 if len(data) > MAX_LISTING_BYTES:
                     raise DiscoveryFailed("malformed", "The provider's model list is too large.")
+    except UnicodeEncodeError as exc:  # a stored key or URL an HTTP request cannot carry
+        raise DiscoveryFailed("auth", "The credentials have characters an HTTP request cannot carry.") from exc
     except httpx.TimeoutException as exc:
         logger.warning("Listing models at %s timed out: %s", url, exc)
         raise DiscoveryFailed("timeout", "The provider did not answer in time.") from exc

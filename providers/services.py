@@ -102,7 +102,14 @@ def _check_base_url(provider_type: str, base_url: str) -> str:
     return base_url
 
 
+def _check_key_text(api_key: str) -> None:
+    """A key travels in an HTTP header: printable ASCII without spaces."""
+    if api_key and not (api_key.isascii() and api_key.isprintable() and " " not in api_key):
+        raise InvalidArgument("An API key is printable ASCII without spaces.", field="api_key")
+
+
 def _check_key(provider_type: str, api_key: str, base_url: str) -> None:
+    _check_key_text(api_key)
     spec = SPECS[provider_type]
     if spec.needs_key and not api_key and (spec.protocol != "openai" or not base_url):
         raise InvalidArgument(f"A {spec.label} provider needs an API key.", field="api_key")
@@ -158,6 +165,7 @@ def provider_update(
     if base_url is not None:
         provider.base_url = _check_base_url(provider.provider_type, base_url)
     if api_key:
+        _check_key_text(api_key)
         provider.api_key = api_key
     if api_version is not None:
         provider.api_version = api_version.strip()

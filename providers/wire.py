@@ -10,7 +10,7 @@ limits come from (``limits_source``).
 from __future__ import annotations
 
 from datetime import UTC
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -129,9 +129,11 @@ class AuthenticationError(TypedDict):
 
 
 class CheckRefused(TypedDict):
-    """Letta's 401 to a check whose key the provider refused (``error``, not ``detail``)."""
+    """A check's 401: Letta's ``error`` when the provider refused the key, or the API's ``detail`` when the
+    request itself had no valid API key of ours."""
 
-    error: AuthenticationError
+    error: NotRequired[AuthenticationError]
+    detail: NotRequired[str]
 
 
 def _iso(value: datetime | None) -> str | None:

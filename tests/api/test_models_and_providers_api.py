@@ -270,6 +270,7 @@ def test_check_answers_lettas_message_or_its_authentication_error(
         ({"name": "local", "provider_type": "ollama", "api_key": ""}, 400, "needs its base URL"),
         ({"name": "claude2", "provider_type": "anthropic", "api_key": ""}, 400, "needs an API key"),
         ({"name": "x", "provider_type": "bedrock", "api_key": "k"}, 422, "provider_type"),
+        ({"name": "odd-key", "provider_type": "openai", "api_key": "sk-\u00e9t\u00e9"}, 400, "printable ASCII"),
         (
             {"name": "lan", "provider_type": "vllm", "api_key": "", "base_url": "http://10.0.0.5:8000/v1"},
             400,
