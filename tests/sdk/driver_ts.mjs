@@ -135,6 +135,8 @@ const scenarios = {
     }
     check(replay.includes("stop_reason"), `resumed: ${replay}`);
     await expectStatus(ctx.client.conversations.cancel(conversation.id), 409);
+    // Whether or not the cancelled turn took the slow reply, none is left queued for the next scenario.
+    await fetch(`${ctx.fakeLlmUrl}/__reset__`, { method: "POST" });
   },
 
   async conversations_share_blocks_keep_histories(ctx) {
