@@ -280,6 +280,11 @@ CONTEXT_COMPACTION_THRESHOLD = env.float("CONTEXT_COMPACTION_THRESHOLD", default
 CONTEXT_COMPACTION_EVICT_SHARE = env.float("CONTEXT_COMPACTION_EVICT_SHARE", default=0.3)
 # A run still going after this long is ended as failed ("exceeded its time limit") and frees its agent.
 RUN_TIME_LIMIT_SECONDS = env.int("RUN_TIME_LIMIT_SECONDS", default=900)
+# Every model call (chat and embeddings): seconds to connect, to wait for the next bytes (the first
+# byte included), and for the whole answer; a call past any of them ends its turn with llm_api_error.
+LLM_CONNECT_TIMEOUT = env.float("LLM_CONNECT_TIMEOUT", default=10)
+LLM_FIRST_BYTE_TIMEOUT = env.float("LLM_FIRST_BYTE_TIMEOUT", default=120)
+LLM_TOTAL_TIMEOUT = env.float("LLM_TOTAL_TIMEOUT", default=300)
 
 # Sandboxed execution of source tools (see tools/sandbox/): "auto" uses bubblewrap when it works.
 TOOL_SANDBOX_BACKEND = env.str("TOOL_SANDBOX_BACKEND", default="auto")
