@@ -224,14 +224,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 
 # Each process keeps the context windows of this many agents between turns (agents/context_cache.py).
 CONTEXT_CACHE_AGENTS = env.int("CONTEXT_CACHE_AGENTS", default=128)
-# One turn at a time per agent: a lease this long, extended while the run is alive.
-AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=60)
+# One turn at a time per agent: a lease this long, renewed every third of it while the run is alive.
+# With the defaults a run whose worker died is ended within stale (2 x 20 s) + sweep (15 s) = 55 s.
+AGENT_TURN_LOCK_SECONDS = env.int("AGENT_TURN_LOCK_SECONDS", default=20)
 # A running run whose heartbeat is older than this is ended by the sweeper (default: twice the lease).
 RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", default=None)
 # How often every web process sweeps runs whose executor died, beat or not (0: never).
-RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=30)
+RUN_SWEEP_INTERVAL_SECONDS = env.float("RUN_SWEEP_INTERVAL_SECONDS", default=15)
 # How often Celery beat (deployments with workers) sweeps dead runs and denies expired approvals.
-UPKEEP_BEAT_SECONDS = env.float("UPKEEP_BEAT_SECONDS", default=30)
+UPKEEP_BEAT_SECONDS = env.float("UPKEEP_BEAT_SECONDS", default=15)
 # How often Celery beat lists every provider's models again (providers/tasks.py).
 PROVIDER_REFRESH_BEAT_SECONDS = env.float("PROVIDER_REFRESH_BEAT_SECONDS", default=3600)
 # Built-in tool sets beside the ones ``tools.builtins`` ships (dotted paths to lists of BuiltinTool):
@@ -280,6 +281,11 @@ CONTEXT_COMPACTION_THRESHOLD = env.float("CONTEXT_COMPACTION_THRESHOLD", default
 CONTEXT_COMPACTION_EVICT_SHARE = env.float("CONTEXT_COMPACTION_EVICT_SHARE", default=0.3)
 # A run still going after this long is ended as failed ("exceeded its time limit") and frees its agent.
 RUN_TIME_LIMIT_SECONDS = env.int("RUN_TIME_LIMIT_SECONDS", default=900)
+# Every model call (chat and embeddings): seconds to connect, to wait for the next bytes (the first
+# byte included), and for the whole answer; a call past any of them ends its turn with llm_api_error.
+LLM_CONNECT_TIMEOUT = env.float("LLM_CONNECT_TIMEOUT", default=10)
+LLM_FIRST_BYTE_TIMEOUT = env.float("LLM_FIRST_BYTE_TIMEOUT", default=120)
+LLM_TOTAL_TIMEOUT = env.float("LLM_TOTAL_TIMEOUT", default=300)
 
 # Sandboxed execution of source tools (see tools/sandbox/): "auto" uses bubblewrap when it works.
 TOOL_SANDBOX_BACKEND = env.str("TOOL_SANDBOX_BACKEND", default="auto")

@@ -58,6 +58,7 @@ class AnthropicClient(SDKClient[anthropic.AsyncAnthropic]):
     """An ``LLMClient`` for ``anthropic/<model>`` handles. Cheap to create."""
 
     provider = "anthropic"
+    label = PROVIDER_LABEL
 
     def build_payload(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
         return build_body(request, stream=stream)

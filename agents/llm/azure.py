@@ -11,13 +11,14 @@ import openai
 
 from agents.llm.connections import shared_sdk_client
 from agents.llm.openai import OpenAIClient
+from agents.llm.sdk import Timeouts
 
 
 class AzureOpenAIClient(OpenAIClient):
     provider = "azure"
 
-    def __init__(self, *, api_key: str, base_url: str, api_version: str, timeout: float = 600.0) -> None:
-        super().__init__(api_key=api_key, base_url=base_url, timeout=timeout)
+    def __init__(self, *, api_key: str, base_url: str, api_version: str, timeouts: Timeouts | None = None) -> None:
+        super().__init__(api_key=api_key, base_url=base_url, timeouts=timeouts)
         self.api_version = api_version
 
     @property
@@ -25,7 +26,7 @@ class AzureOpenAIClient(OpenAIClient):
         return False
 
     def _sdk(self) -> openai.AsyncOpenAI:
-        key = (self.provider, self.api_key, self.base_url, self.api_version, self.timeout)
+        key = (self.provider, self.api_key, self.base_url, self.api_version, self.timeouts)
         return shared_sdk_client(key, self._new_sdk)
 
     def _new_sdk(self) -> openai.AsyncOpenAI:

@@ -223,6 +223,12 @@ class LLMConnectionError(LLMError):
     retryable = True
 
 
+class LLMTimeout(LLMError):
+    """The provider sent nothing within the first-byte timeout, or no whole answer within the total one.
+
+    Not retried: a retry would multiply the wait the timeouts exist to bound."""
+
+
 class LLMContextWindowExceeded(LLMError):
     pass
 

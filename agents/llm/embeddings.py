@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import openai
 
-from agents.llm.sdk import CONNECT_TIMEOUT
+from agents.llm.sdk import Timeouts
 from providers import selectors as provider_selectors
 from providers.endpoints import EndpointNotAllowed
 from providers.types import openai_base_url
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 Embed = Callable[[str], list[float]]
-EMBEDDING_TIMEOUT = 60.0
 
 
 class EmbeddingFailed(Exception):
@@ -50,7 +49,10 @@ def embed(endpoint: Endpoint, model: str, text: str) -> list[float]:
         endpoint.check_egress()
     except EndpointNotAllowed as exc:
         raise EmbeddingFailed(str(exc)) from exc
-    timeout = openai.Timeout(EMBEDDING_TIMEOUT, connect=CONNECT_TIMEOUT)
+    bounds = Timeouts.from_settings()
+    # A blocking call has no deadline of its own: its answer is one small body, so the read
+    # timeout, capped by the total, bounds it.
+    timeout = openai.Timeout(bounds.total, connect=bounds.connect, read=min(bounds.first_byte, bounds.total))
     http_client = openai.DefaultHttpxClient(follow_redirects=False)  # a redirect could leave a checked URL
     client: openai.OpenAI
     if endpoint.spec.protocol == "azure":

@@ -27,6 +27,7 @@ from agents.llm.base import (
     LLMInvalidResponse,
     LLMOverloaded,
     LLMRateLimited,
+    LLMTimeout,
 )
 
 if TYPE_CHECKING:
@@ -126,15 +127,15 @@ def error_from_status(
     return LLMError(f"{prefix}: the provider failed to answer", status_code=effective)
 
 
-def connection_error(provider: str, exc: BaseException) -> LLMConnectionError:
-    """Says whether the server could not be reached or the connection broke during the answer."""
+def connection_error(provider: str, exc: BaseException) -> LLMConnectionError | LLMTimeout:
+    """Says whether the server could not be reached, went silent, or broke the connection during the answer."""
     logger.warning("Connection to %s failed: %r", provider, exc, exc_info=exc)
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
             return LLMConnectionError(f"Could not reach {provider}")
         if isinstance(cause, httpx2.TimeoutException):
-            return LLMConnectionError(f"{provider} request timed out")
+            return LLMTimeout(f"{provider} sent nothing within the first-byte timeout (LLM_FIRST_BYTE_TIMEOUT)")
         cause = cause.__cause__ or cause.__context__
     return LLMConnectionError(f"Connection to {provider} failed mid-response")
 

@@ -34,7 +34,7 @@ from agents.llm.base import (
 from agents.llm.completion import ResponseTally, complete
 from agents.llm.errors import connection_error, error_from_status, malformed_response
 from agents.llm.openai_payload import build_body
-from agents.llm.sdk import SDKClient
+from agents.llm.sdk import SDKClient, Timeouts
 
 if TYPE_CHECKING:
     from agents.llm.base import Completed, FinishReason, LLMEvent, LLMRequest
@@ -55,9 +55,10 @@ class OpenAIClient(SDKClient[openai.AsyncOpenAI]):
     """An ``LLMClient`` for ``openai/<model>`` handles; ``base_url`` points it at a compatible server."""
 
     provider = "openai"
+    label = PROVIDER_LABEL
 
-    def __init__(self, *, api_key: str, base_url: str | None = None, timeout: float = 600.0) -> None:
-        super().__init__(api_key=api_key, base_url=(base_url or OPENAI_BASE_URL).rstrip("/"), timeout=timeout)
+    def __init__(self, *, api_key: str, base_url: str | None = None, timeouts: Timeouts | None = None) -> None:
+        super().__init__(api_key=api_key, base_url=(base_url or OPENAI_BASE_URL).rstrip("/"), timeouts=timeouts)
 
     @property
     def is_compatible_server(self) -> bool:

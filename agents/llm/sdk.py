@@ -4,15 +4,20 @@ A vendor client (``agents.llm.anthropic``, ``agents.llm.openai``) says how to bu
 body, send it (streamed or whole), decode what comes back and name its SDK's errors;
 the call itself, the error translation and the closing ``Completed`` are written here.
 The SDK's own retries are off (``max_retries=0``): ``agents.llm.retry`` is the one place
-that retries.
+that retries. Every call is bounded by ``Timeouts``: the SDK's connect and read timeouts,
+and a total deadline over the whole answer, streamed or not.
 """
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from agents.llm.base import LLMError
+from django.conf import settings
+
+from agents.llm.base import LLMError, LLMTimeout
 from agents.llm.connections import shared_sdk_client
 
 if TYPE_CHECKING:
@@ -21,7 +26,25 @@ if TYPE_CHECKING:
     from agents.llm.base import Completed, LLMEvent, LLMRequest
 
 SDK = TypeVar("SDK")
-CONNECT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """A model call's bounds in seconds: to connect, to wait for the next bytes (the first one
+    included), and for the whole answer."""
+
+    connect: float
+    first_byte: float
+    total: float
+
+    @classmethod
+    def from_settings(cls) -> Timeouts:
+        """``LLM_CONNECT_TIMEOUT``, ``LLM_FIRST_BYTE_TIMEOUT`` and ``LLM_TOTAL_TIMEOUT``."""
+        return cls(
+            connect=settings.LLM_CONNECT_TIMEOUT,
+            first_byte=settings.LLM_FIRST_BYTE_TIMEOUT,
+            total=settings.LLM_TOTAL_TIMEOUT,
+        )
 
 
 class Decoder(Protocol):
@@ -44,11 +67,12 @@ class SDKClient(ABC, Generic[SDK]):
     """An ``LLMClient`` over a vendor's SDK; subclasses fill in the vendor's parts."""
 
     provider: str
+    label: str  # the provider's name in messages ("Anthropic")
 
-    def __init__(self, *, api_key: str, base_url: str | None = None, timeout: float = 600.0) -> None:
+    def __init__(self, *, api_key: str, base_url: str | None = None, timeouts: Timeouts | None = None) -> None:
         self.api_key = api_key
         self.base_url = base_url or None
-        self.timeout = timeout
+        self.timeouts = timeouts or Timeouts.from_settings()
 
     @abstractmethod
     def build_payload(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
@@ -72,14 +96,15 @@ class SDKClient(ABC, Generic[SDK]):
     async def generate(self, request: LLMRequest, *, stream: bool) -> AsyncIterator[LLMEvent]:
         payload = self.build_payload(request, stream=stream)
         decoder = self._decoder(request)
+        deadline = asyncio.get_running_loop().time() + self.timeouts.total
         try:
-            answer = await self._send(request, payload, stream=stream)
+            async with asyncio.timeout_at(deadline):
+                answer = await self._send(request, payload, stream=stream)
             if stream:
                 events: SDKStream = answer
                 try:
-                    async for raw in events:
-                        for event in decoder.feed(raw):
-                            yield event
+                    async for event in self._within(deadline, events, decoder):
+                        yield event
                 finally:
                     await events.close()
             else:
@@ -87,6 +112,10 @@ class SDKClient(ABC, Generic[SDK]):
                     yield event
         except LLMError:
             raise
+        except TimeoutError as exc:
+            raise LLMTimeout(
+                f"{self.label} did not finish its answer within {self.timeouts.total:g} s (LLM_TOTAL_TIMEOUT)"
+            ) from exc
         except Exception as exc:
             mapped = self._translate_error(exc)
             if mapped is None:
@@ -94,9 +123,22 @@ class SDKClient(ABC, Generic[SDK]):
             raise mapped from exc
         yield decoder.finish()
 
+    @staticmethod
+    async def _within(deadline: float, events: SDKStream, decoder: Decoder) -> AsyncIterator[LLMEvent]:
+        """The stream's events while ``deadline`` holds; only the wait for the vendor is timed, never our consumer."""
+        iterator = aiter(events)
+        while True:
+            async with asyncio.timeout_at(deadline):
+                try:
+                    raw = await anext(iterator)
+                except StopAsyncIteration:
+                    return
+            for event in decoder.feed(raw):
+                yield event
+
     def _sdk(self) -> SDK:
         """The SDK client of this configuration, shared on the running loop (``agents.llm.connections``)."""
-        return shared_sdk_client((self.provider, self.api_key, self.base_url, self.timeout), self._new_sdk)
+        return shared_sdk_client((self.provider, self.api_key, self.base_url, self.timeouts), self._new_sdk)
 
     def _sdk_options(self, *, timeout: Callable[..., Any], http_client: Callable[..., Any]) -> dict[str, Any]:
         """The SDK client's arguments, given the SDK's own ``Timeout`` and ``DefaultAsyncHttpxClient``."""
@@ -104,7 +146,7 @@ class SDKClient(ABC, Generic[SDK]):
             "api_key": self.api_key,
             "base_url": self.base_url,
             "max_retries": 0,
-            "timeout": timeout(self.timeout, connect=CONNECT_TIMEOUT),
+            "timeout": timeout(self.timeouts.first_byte, connect=self.timeouts.connect),
             # A redirect could lead a checked base URL to a private address (issue 14).
             "http_client": http_client(follow_redirects=False),
         }

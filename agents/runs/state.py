@@ -56,8 +56,8 @@ SWEPT_EVENT_SEQ = 2**31 - 1
 
 
 def lock_ttl() -> timedelta:
-    """How long a turn lease lasts unless renewed (``AGENT_TURN_LOCK_SECONDS``, 60 s by default)."""
-    return timedelta(seconds=getattr(settings, "AGENT_TURN_LOCK_SECONDS", 60))
+    """How long a turn lease lasts unless renewed (``AGENT_TURN_LOCK_SECONDS``, 20 s by default)."""
+    return timedelta(seconds=settings.AGENT_TURN_LOCK_SECONDS)
 
 
 def _thread(agent_id: Any, conversation_id: Any) -> QuerySet[Any]:

@@ -3,13 +3,14 @@
 A live run refreshes ``Run.heartbeat_at`` together with the agent's turn lease
 (``agents.runs.state.LeaseRenewal``: every third of ``AGENT_TURN_LOCK_SECONDS`` while it
 streams, steps or runs tools). A run whose heartbeat is older than
-``stale_after()`` (twice the lease, 120 s by default; ``RUN_STALE_SECONDS``
+``stale_after()`` (twice the lease, 40 s by default; ``RUN_STALE_SECONDS``
 overrides it) lost its executor: a killed Celery worker, a restarted server.
 The sweeper picks it out; ``agents.runs.state.end_stale`` fails it with a clear error,
 releases the lease it held and tells the agent's tabs. A queued run nobody claimed is swept the same way once
 it is older than ``queue_timeout()``.
 
-Celery beat calls it (``agents.maintenance``); starting a run sweeps
+Every web process calls it every ``RUN_SWEEP_INTERVAL_SECONDS`` (15 s), and so does Celery beat
+(``agents.maintenance``): a dead worker's run ends within a minute. Starting a run sweeps
 that agent's runs first, and so does a tab that resyncs.
 """
 

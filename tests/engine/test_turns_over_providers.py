@@ -248,3 +248,18 @@ async def test_three_hundred_turns_in_a_four_thousand_token_window_through_the_r
     assert max(len(json.dumps(body)) for body in bodies) / 4 <= 4000  # about four characters a token
     assert await Message.objects.filter(agent=agent).acount() >= 2 + 2 * 300
     assert await Message.objects.filter(agent=agent, metadata__kind="summary").acount() >= 5
+
+
+async def test_a_silent_model_ends_the_run_within_its_timeout_and_the_next_message_works(setup, settings):
+    agent, stream, fake = setup
+    settings.LLM_FIRST_BYTE_TIMEOUT = 0.3
+    fake.script(Reply(text="Too late.", delay=2), Reply(text="Back again."))
+
+    events = await turn(agent, [UserInput("hi")], stream=stream)
+
+    assert finished(events).stop_reason == "llm_api_error"
+    assert "LLM_FIRST_BYTE_TIMEOUT" in (finished(events).error or "")
+    run = await Run.objects.aget(id=finished(events).run_id)
+    assert run.status == "failed"
+    events = await turn(agent, [UserInput("hello?")], stream=stream)
+    assert finished(events).stop_reason == "end_turn"

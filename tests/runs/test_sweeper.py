@@ -15,6 +15,7 @@ from agents.runs.execute import execute_queued
 from agents.runs.start import RunMode, run_start
 from agents.runs.state import SWEPT_EVENT_SEQ
 from agents.runs.sweeper import stale_after, sweep_stale_runs
+from config import settings as production_settings
 from config.celery import app as celery_app
 from tests.factories import AgentFactory, RunFactory
 from tests.support.sockets import IN_MEMORY_LAYER
@@ -49,6 +50,18 @@ def test_the_stale_bound_is_twice_the_turn_lease(settings):
     settings.AGENT_TURN_LOCK_SECONDS = 45
 
     assert stale_after() == timedelta(seconds=90)
+
+
+def test_by_default_a_dead_workers_run_is_ended_within_a_minute_and_a_live_one_renews_well_inside(settings):
+    """The shipped defaults (``config.settings``, before the test settings turn the sweep off)."""
+    lease = production_settings.AGENT_TURN_LOCK_SECONDS
+    settings.AGENT_TURN_LOCK_SECONDS = lease
+    settings.RUN_STALE_SECONDS = production_settings.RUN_STALE_SECONDS
+    stale = stale_after().total_seconds()
+
+    assert stale + production_settings.RUN_SWEEP_INTERVAL_SECONDS <= 60
+    assert stale + production_settings.UPKEEP_BEAT_SECONDS <= 60
+    assert lease / 3 * 4 <= stale  # four heartbeats fit in the stale window
 
 
 def test_it_fails_a_run_whose_worker_stopped_heart_beating_and_releases_the_agent():
