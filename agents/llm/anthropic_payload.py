@@ -29,6 +29,9 @@ MIN_THINKING_BUDGET = 1024
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 EPHEMERAL = {"type": "ephemeral"}
+# What Letta puts first when a window starts with the agent's turn (an imported greeting, say):
+# Anthropic wants the first message to be the user's.
+DUMMY_FIRST_USER_MESSAGE = "User initializing bootup sequence."
 
 
 def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
@@ -94,7 +97,8 @@ def _tool_choice(request: LLMRequest) -> dict[str, Any]:
 def to_messages(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
     """Anthropic ``messages``: roles alternate, so neighbouring same-role turns share one message.
 
-    Tool results and a user text that follows them become one user message, as Letta sends it.
+    Tool results and a user text that follows them become one user message, as Letta sends it; a
+    window that opens with the assistant gets Letta's bootup user message in front.
     """
     messages: list[dict[str, Any]] = []
     for turn in turns:
@@ -105,6 +109,8 @@ def to_messages(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
             messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": role, "content": blocks})
+    if messages and messages[0]["role"] != "user":
+        messages.insert(0, {"role": "user", "content": _text_blocks(DUMMY_FIRST_USER_MESSAGE)})
     return messages
 
 
