@@ -53,7 +53,7 @@ def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
             for tool in request.tools
         ]
         body["tool_choice"] = _tool_choice(request)
-    if request.reasoning:
+    if request.reasoning and _can_think(body["messages"]):
         budget = max(MIN_THINKING_BUDGET, request.reasoning_budget_tokens)
         if max_tokens <= budget:
             # Thinking counts against max_tokens; keep the requested room for the answer.
@@ -66,6 +66,19 @@ def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     if stream:
         body["stream"] = True
     return body
+
+
+def _can_think(messages: list[dict[str, Any]]) -> bool:
+    """Whether Anthropic accepts thinking for these messages: with thinking on, an assistant message
+    whose tool calls the last message answers must open with its thinking. A turn written without
+    thinking (an imported history, a model without reasoning) is answered without it, this step only.
+    """
+    if len(messages) < 2 or messages[-2]["role"] != "assistant":
+        return True
+    blocks = messages[-2]["content"]
+    if not any(block["type"] == "tool_use" for block in blocks):
+        return True
+    return blocks[0]["type"] in ("thinking", "redacted_thinking")
 
 
 def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
