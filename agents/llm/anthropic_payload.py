@@ -29,6 +29,9 @@ MIN_THINKING_BUDGET = 1024
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 EPHEMERAL = {"type": "ephemeral"}
+# What Letta puts first when a window starts with the agent's turn (an imported greeting, say):
+# Anthropic wants the first message to be the user's.
+DUMMY_FIRST_USER_MESSAGE = "User initializing bootup sequence."
 
 
 def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
@@ -50,7 +53,7 @@ def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
             for tool in request.tools
         ]
         body["tool_choice"] = _tool_choice(request)
-    if request.reasoning:
+    if request.reasoning and _can_think(body["messages"]):
         budget = max(MIN_THINKING_BUDGET, request.reasoning_budget_tokens)
         if max_tokens <= budget:
             # Thinking counts against max_tokens; keep the requested room for the answer.
@@ -63,6 +66,19 @@ def build_body(request: LLMRequest, *, stream: bool) -> dict[str, Any]:
     if stream:
         body["stream"] = True
     return body
+
+
+def _can_think(messages: list[dict[str, Any]]) -> bool:
+    """Whether Anthropic accepts thinking for these messages: with thinking on, an assistant message
+    whose tool calls the last message answers must open with its thinking. A turn written without
+    thinking (an imported history, a model without reasoning) is answered without it, this step only.
+    """
+    if len(messages) < 2 or messages[-2]["role"] != "assistant":
+        return True
+    blocks = messages[-2]["content"]
+    if not any(block["type"] == "tool_use" for block in blocks):
+        return True
+    return blocks[0]["type"] in ("thinking", "redacted_thinking")
 
 
 def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
@@ -94,7 +110,8 @@ def _tool_choice(request: LLMRequest) -> dict[str, Any]:
 def to_messages(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
     """Anthropic ``messages``: roles alternate, so neighbouring same-role turns share one message.
 
-    Tool results and a user text that follows them become one user message, as Letta sends it.
+    Tool results and a user text that follows them become one user message, as Letta sends it; a
+    window that opens with the assistant gets Letta's bootup user message in front.
     """
     messages: list[dict[str, Any]] = []
     for turn in turns:
@@ -105,6 +122,8 @@ def to_messages(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
             messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": role, "content": blocks})
+    if messages and messages[0]["role"] != "user":
+        messages.insert(0, {"role": "user", "content": _text_blocks(DUMMY_FIRST_USER_MESSAGE)})
     return messages
 
 

@@ -344,3 +344,31 @@ async def test_the_system_prompt_and_the_conversation_so_far_are_marked_for_prom
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert sum(1 for m in body["messages"] for block in m["content"] if "cache_control" in block) == 1
+
+
+async def test_a_window_that_opens_with_the_assistant_gets_letta_s_bootup_user_message_first(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    greeting = AssistantTurn(tool_calls=(ToolCall("toolu_1", "send_message", '{"message": "Hi, I am Loop."}'),))
+    results = ToolResultsTurn((ToolResult("toolu_1", "send_message", '{"status": "OK"}'),))
+    request = make_request(greeting, results, UserTurn("hello"))
+
+    answer = await collect(anthropic_client, request, stream=False)
+
+    sent = fake_llm.last_request.body["messages"]
+    assert sent[0] == {"role": "user", "content": [{"type": "text", "text": "User initializing bootup sequence."}]}
+    assert [message["role"] for message in sent] == ["user", "assistant", "user"]
+    assert answer.completed.finish_reason is not None
+
+
+async def test_with_thinking_on_a_step_answering_a_tool_call_made_without_thinking_goes_without_it(
+    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
+) -> None:
+    greeting = AssistantTurn(tool_calls=(ToolCall("toolu_1", "send_message", '{"message": "Hi, I am Loop."}'),))
+    results = ToolResultsTurn((ToolResult("toolu_1", "send_message", '{"status": "OK"}'),))
+    request = make_request(greeting, results, UserTurn("hello"), reasoning=True, reasoning_budget_tokens=1024)
+
+    answer = await collect(anthropic_client, request, stream=True)
+
+    assert "thinking" not in fake_llm.last_request.body  # Anthropic would refuse it: the greeting has none
+    assert answer.text

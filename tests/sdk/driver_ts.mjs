@@ -1,15 +1,18 @@
 // Scenarios run by the TypeScript SDK (@letta-ai/letta-client, installed by `make ts-sdk` into .sdk-node/),
-// against a live server: the twelve `conversations` methods, as an integrator calls them.
+// against a live server: the twelve `conversations` methods, as an integrator calls them, and agent files
+// (every example of tests/agentfiles/fixtures/ through `agents.importFile` and `agents.exportFile`).
 //
 // Usage: node driver_ts.mjs BASE_URL API_KEY FAKE_LLM_URL SCENARIO [SCENARIO ...]; prints one JSON object
 // {scenario: {ok, error}}. It imports nothing from the project.
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, "..", "..", ".sdk-node", "package.json"));
-const { Letta } = require("@letta-ai/letta-client");
+const { Letta, toFile } = require("@letta-ai/letta-client");
+const AGENT_FILES = path.join(here, "..", "agentfiles", "fixtures");
 
 const MODEL = "anthropic/claude-sonnet-4-5-20250929";
 const EMBEDDING = "openai/text-embedding-3-small";
@@ -60,6 +63,51 @@ async function page(ctx, conversationId, query = {}) {
 
 async function userTexts(ctx, conversationId, query = {}) {
   return (await page(ctx, conversationId, query)).filter((m) => m.message_type === "user_message").map((m) => m.content);
+}
+
+// What differs between two exports of equal agents (as tests/agentfiles/test_export_api.py's VOLATILE).
+const VOLATILE = new Set(["created_at", "updated_at", "last_updated_by_id", "created_by_id"]);
+
+function withoutVolatile(value) {
+  if (Array.isArray(value)) return value.map(withoutVolatile);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .filter((key) => !VOLATILE.has(key))
+      .sort()
+      .map((key) => [key, withoutVolatile(value[key])]),
+  );
+}
+
+function sameSet(actual, wanted, what) {
+  const [a, w] = [[...new Set(actual)].sort(), [...new Set(wanted)].sort()];
+  check(JSON.stringify(a) === JSON.stringify(w), `${what}: ${JSON.stringify(a)} is not ${JSON.stringify(w)}`);
+}
+
+// An example file as Letta wrote it: v1 files are one agent, v2 files a list; one is JSON encoded twice.
+function agentFile(name) {
+  const data = JSON.parse(readFileSync(path.join(AGENT_FILES, name), "utf8"));
+  return typeof data === "string" ? JSON.parse(data) : data;
+}
+
+async function importAgentFile(ctx, name, content, fields = {}) {
+  return ctx.client.agents.importFile({ file: await toFile(content, name), model: MODEL, ...fields });
+}
+
+// The imported agent's blocks, custom tools and rules are the file's (as tests/agentfiles/test_import_api.py).
+function checkImported(source, entry, state) {
+  const blocks = source.blocks || source.core_memory || [];
+  const own = blocks.filter((b) => !("block_ids" in entry) || entry.block_ids.includes(b.id));
+  sameSet(state.memory.blocks.map((b) => `${b.label}=${b.value}`), own.map((b) => `${b.label}=${b.value}`), "blocks");
+  check(state.memory.blocks.every((b) => b.limit >= b.value.length), "every limit fits its value");
+  const attached = state.tools.map((t) => t.name);
+  const custom = source.tools.filter((t) => t.tool_type === "custom" && (entry.tool_ids || [t.id]).includes(t.id));
+  const missing = custom.map((t) => t.name).filter((name) => !attached.includes(name));
+  check(missing.length === 0, `custom tools not attached: ${missing}`);
+  const rules = (state.tool_rules || []).map((r) => `${r.type}:${r.tool_name}`);
+  const wanted = (entry.tool_rules || []).filter((r) => attached.includes(r.tool_name));
+  const lost = wanted.map((r) => `${r.type}:${r.tool_name}`).filter((rule) => !rules.includes(rule));
+  check(lost.length === 0, `tool rules lost: ${lost}`);
 }
 
 const scenarios = {
@@ -150,6 +198,51 @@ const scenarios = {
     const human = await ctx.client.agents.blocks.retrieve("human", { agent_id: owner.id });
     check(human.value.includes("Likes green tea."), `the edit is the agent's: ${human.value}`);
     check((await ctx.client.conversations.recompile(two.id)).includes("Likes green tea."), "the other sees it");
+  },
+
+  async agentfiles_import_every_example_file(ctx) {
+    const names = readdirSync(AGENT_FILES).filter((name) => name.endsWith(".af")).sort();
+    check(names.length >= 6, `the example files: ${names}`);
+    for (const name of names) {
+      const source = agentFile(name);
+      const entries = source.agents || [source];
+      const answer = await importAgentFile(ctx, name, readFileSync(path.join(AGENT_FILES, name)));
+      check(answer.agent_ids.length === entries.length, `${name}: ${answer.agent_ids.length} agents`);
+      for (const [index, entry] of entries.entries()) {
+        const state = await ctx.client.agents.retrieve(answer.agent_ids[index]);
+        check(state.name === `${entry.name}_copy`, `${name}: named ${state.name}`);
+        check(state.model === MODEL, `${name}: the model override, not the file's: ${state.model}`);
+        try {
+          checkImported(source, entry, state);
+        } catch (error) {
+          throw new Error(`${name}, agent ${index}: ${error.message}`);
+        }
+      }
+    }
+  },
+
+  async agentfiles_answer_export_reimport_and_refuse_a_bad_file(ctx) {
+    const name = "v2-297e8217e952_loop.af";
+    const imported = await importAgentFile(ctx, name, readFileSync(path.join(AGENT_FILES, name)), {
+      append_copy_suffix: false,
+    });
+    const agentId = imported.agent_ids[0];
+    const reply = await ctx.client.agents.messages.create(agentId, { messages: [{ role: "user", content: "hello" }] });
+    const types = reply.messages.map((m) => m.message_type);
+    check(types.includes("assistant_message"), `the imported agent answers: ${types}, ${reply.stop_reason.stop_reason}`);
+    const exported = await ctx.client.agents.exportFile(agentId);
+    const first = typeof exported === "string" ? JSON.parse(exported) : exported;
+    check(first.agents[0].name === "Loop" && first.agents[0].id !== undefined, `exported ${first.agents[0].name}`);
+    const again = await importAgentFile(ctx, "loop.af", Buffer.from(JSON.stringify(first)), {
+      append_copy_suffix: false,
+    });
+    const second = await ctx.client.agents.exportFile(again.agent_ids[0]);
+    const secondDocument = typeof second === "string" ? JSON.parse(second) : second;
+    check(
+      JSON.stringify(withoutVolatile(secondDocument)) === JSON.stringify(withoutVolatile(first)),
+      "export → import → export gives the same document",
+    );
+    await expectStatus(importAgentFile(ctx, "bad.af", Buffer.from("{not json")), 400);
   },
 };
 

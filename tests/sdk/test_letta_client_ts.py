@@ -1,5 +1,6 @@
 """The TypeScript SDK (``@letta-ai/letta-client`` 1.12.1, the most downloaded Letta client) on every
-``conversations`` method: ``driver_ts.mjs`` runs each scenario once against one live server."""
+``conversations`` method and on agent files (every example of ``tests/agentfiles/fixtures/`` imported,
+answering, exported and imported again): ``driver_ts.mjs`` runs each scenario once against one live server."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ SCENARIOS = [
     "conversations_cancel_and_stream",
     "conversations_share_blocks_keep_histories",
 ]
+AGENT_FILE_SCENARIOS = [
+    "agentfiles_import_every_example_file",
+    "agentfiles_answer_export_reimport_and_refuse_a_bad_file",
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +42,16 @@ def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMSer
 @pytest.fixture(scope="module")
 def report(server: LiveServer, fake_llm_server: FakeLLMServer) -> dict[str, Any]:
     fake_llm_server.reset()
-    return run_ts_driver(server, fake_llm_server, SCENARIOS)
+    return run_ts_driver(server, fake_llm_server, SCENARIOS + AGENT_FILE_SCENARIOS)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_conversations_scenario_passes_with_the_typescript_sdk(report, scenario: str) -> None:
+    outcome = report[scenario]
+    assert outcome["ok"], outcome["error"]
+
+
+@pytest.mark.parametrize("scenario", AGENT_FILE_SCENARIOS)
+def test_the_agent_file_scenario_passes_with_the_typescript_sdk(report, scenario: str) -> None:
     outcome = report[scenario]
     assert outcome["ok"], outcome["error"]
