@@ -84,6 +84,11 @@ def agent_folders(agent: Agent) -> QuerySet[Folder]:
     return Folder.objects.for_org(agent.organization_id).filter(agent_links__agent=agent)
 
 
+def agent_folder_list(*, agent: Agent, after: str | None, before: str | None, limit: int, order: Order) -> list[Folder]:
+    """One page of the agent's folders (the 1.x pager asks again with ``after`` until a page comes back empty)."""
+    return page(agent_folders(agent), Folder, after=after, before=before, limit=limit, order=order)
+
+
 def folder_agent_ids(folder: Folder) -> list[str]:
     return [f"agent-{pk}" for pk in folder.agent_links.order_by("-created_at").values_list("agent_id", flat=True)]
 

@@ -211,7 +211,8 @@ class AgentFolderListView(FolderAPIView):
     @extend_schema(operation_id="agents_folders_list", responses={200: list[SourceJSON], **errors(404)})
     def get(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id, with_tools=False)
-        return Response([self.shape(folder) for folder in selectors.agent_folders(agent).order_by("-created_at")])
+        folders = selectors.agent_folder_list(agent=agent, **self.cursor(limit=100, order="desc"))
+        return Response([self.shape(folder) for folder in folders])
 
 
 class AgentFolderAttachView(FolderAPIView):

@@ -96,6 +96,23 @@ def test_attaching_a_folder_attaches_the_file_tools_and_opens_its_files(
     assert [f["name"] for f in api.get(f"/v1/agents/{agent.public_id}/folders").json()] == ["docs"]
 
 
+def test_an_agents_folders_page_by_after_so_the_1x_pager_stops(
+    api: APIClient, agent: Agent, folder: dict[str, Any]
+) -> None:
+    second = api.post("/v1/folders/", {"name": "more", "embedding": "demo/hash"}, format="json").json()
+    attach(api, agent, folder)
+    attach(api, agent, second)
+    path = f"/v1/agents/{agent.public_id}/folders"
+
+    first_page = api.get(path, {"limit": 1}).json()
+    next_page = api.get(path, {"limit": 1, "after": first_page[0]["id"]}).json()
+    last_page = api.get(path, {"after": next_page[0]["id"]}).json()
+
+    assert [page[0]["name"] for page in (first_page, next_page)] == ["more", "docs"]
+    assert last_page == []
+    assert [f["name"] for f in api.get(path, {"order": "asc"}).json()] == ["docs", "more"]
+
+
 def test_the_open_files_are_in_the_next_requests_system_prompt_in_letta_format(
     api: APIClient, agent: Agent, folder: dict[str, Any], fake_llm: Any
 ) -> None:

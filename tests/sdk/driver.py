@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import letta_client
 from conversations_1x import CONVERSATION_SCENARIOS
+from folders_1x import FOLDER_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
 from seed_000_1x import FLOWS
 
@@ -473,6 +474,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = (
         )
     }
     | CONVERSATION_SCENARIOS
+    | FOLDER_SCENARIOS
     | FLOWS
 )
 

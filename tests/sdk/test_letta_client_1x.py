@@ -51,6 +51,8 @@ SCENARIOS = [
     "conversations_cancel_and_stream",
     "conversations_share_blocks_keep_histories",
     "conversations_run_at_once_and_lose_no_block_edit",
+    # Folders and files (``folders_1x``, issue 27).
+    "folders_upload_process_attach_and_grep",
 ]
 
 
@@ -128,3 +130,13 @@ def test_approval_extensions_reach_1x_as_extra_fields(reports, version: str) -> 
 def test_iterating_seven_agents_two_at_a_time_takes_four_pages_and_the_empty_one(reports, version: str) -> None:
     # Four pages of 2, 2, 2 and 1 agents, then the empty page 1.x asks for before it stops.
     assert reports[version]["iterate_agents_across_pages"]["facts"]["requests"] == 5
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_pdf_a_docx_and_markdown_reach_completed_through_1x_with_progress_seen(reports, version: str) -> None:
+    statuses = reports[version]["folders_upload_process_attach_and_grep"]["facts"]["statuses"]
+    assert {name: seen[-1] for name, seen in statuses.items()} == dict.fromkeys(
+        ("guide.pdf", "handbook.docx", "notes.md"), "completed"
+    )
+    # The upload answers before processing ends, so a status on the way is seen before ``completed``.
+    assert all(seen[0] in ("pending", "parsing") and len(seen) >= 2 for seen in statuses.values()), statuses

@@ -98,6 +98,8 @@ def server_env(folder: Path, extra_env: Mapping[str, str] | None = None) -> dict
             "API_SESSION_RATE_LIMIT": "100000/minute",
             "PYTHONUNBUFFERED": "1",
             "EMAIL_URL": "consolemail://",  # sign-up links land in the server log
+            # No Celery worker runs beside a live server: uploads are processed in its own thread.
+            "FOLDERS_PROCESSING": "thread",
         }
     )
     env.update(extra_env or {})
