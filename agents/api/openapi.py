@@ -68,7 +68,8 @@ def _readable(annotation: Any) -> Any:
 class ApiAutoSchema(AutoSchema):
     """drf-spectacular's schema, with answers documented by their types (``is_type``) and the error
     answers every operation can give: 422 (a body or query parameter that does not validate)
-    wherever there is input, 401 (no key, or a bad one) and 429 (the key's rate limit) wherever
+    wherever there is input, 413 (a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``) wherever there is a
+    body, 401 (no key, or a bad one) and 429 (the key's rate limit) wherever
     a key is needed."""
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
@@ -80,6 +81,8 @@ class ApiAutoSchema(AutoSchema):
         queried = any(parameter["in"] == "query" for parameter in operation.get("parameters", []))
         if queried or "requestBody" in operation:
             responses.setdefault("422", {"description": "Input that does not validate, by field.", "content": error})
+        if "requestBody" in operation:
+            responses.setdefault("413", {"description": "A body over the server's size limit.", "content": error})
         if operation.get("security"):
             responses.setdefault("401", {"description": "No API key, or one that is invalid.", "content": error})
             responses.setdefault("429", {"description": "The key's rate limit; see Retry-After.", "content": error})

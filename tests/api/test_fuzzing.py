@@ -214,6 +214,15 @@ def _operation_ids() -> list[str]:
     return sorted(operation["operationId"] for path in document["paths"].values() for operation in path.values())
 
 
+def _refused_by_twisted(case: Case, response: Any) -> bool:
+    """A multipart body Twisted (under Daphne) cannot parse is answered by Twisted itself, before
+    Django sees it: 400 with no body and no content type. A known limit of the server in front of
+    the application, not an answer of ours (issue 25's closing note)."""
+    multipart = "multipart/form-data" in (case.media_type or "")
+    refused = response.status_code == 400 and not response.content and "Content-Type" not in response.headers
+    return multipart and refused
+
+
 @pytest.mark.parametrize("operation_id", _operation_ids())
 def test_no_operation_answers_a_server_error_or_off_schema(
     operation_id: str, api_schema: OpenApiSchema, fuzz_server: LiveServer
@@ -232,7 +241,10 @@ def test_no_operation_answers_a_server_error_or_off_schema(
         suppress_health_check=list(HealthCheck),
     )
     def fuzz(case: Case) -> None:
-        case.call_and_validate(base_url=fuzz_server.url, headers=_auth(fuzz_server), timeout=30)
+        response = case.call(base_url=fuzz_server.url, headers=_auth(fuzz_server), timeout=30)
+        if _refused_by_twisted(case, response):
+            return
+        case.validate_response(response)
 
     fuzz()
     # A failure inside an SSE body cannot change the status any more: the server's log tells.

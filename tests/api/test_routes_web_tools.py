@@ -105,7 +105,7 @@ def test_the_sdk_creates_an_agent_with_the_web_tools_and_reads_lettas_errors(let
     with pytest.raises(ApiError) as unknown:
         client.agents.create(name="x", model="demo/echo-1", tools=["web_search", "no_such_tool"])
     with pytest.raises(ApiError) as missing_route:
-        client.folders.count()
+        client.groups.count()
 
     assert sorted(tool.name for tool in agent.tools) == ["fetch_webpage", "web_search"]
     assert (unknown.value.status_code, unknown.value.body) == (

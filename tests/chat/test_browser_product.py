@@ -183,7 +183,7 @@ def test_a_brand_new_organization_sees_an_approval_from_its_starter_agent_at_onc
 
     page.get_by_role("link", name="Chat with Starter agent").click()
     expect(page.locator("#connection")).to_have_text("Live")
-    page.get_by_role("button", name=re.compile("^call get_secret_code with")).click()
+    page.get_by_role("button", name="call get_secret_code with input_text='hello world'", exact=True).click()
     page.get_by_role("textbox", name=re.compile("^Message to")).press("Enter")
 
     expect(page.locator(".tool-card.approval-pending .tool-name")).to_have_text("get_secret_code")

@@ -117,7 +117,7 @@ def agent(db: None) -> Agent:
 def test_the_section_is_built_from_the_rows_and_is_identical_while_memory_is_unchanged(
     agent: Agent, django_assert_num_queries
 ) -> None:
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):  # the folders section adds one (issue 27)
         first = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.id)
     second = memory_for_agent(organization_id=agent.organization_id, agent_id=agent.id)
 
