@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
 from agents import services
@@ -25,10 +26,23 @@ def agent(cast) -> Agent:
     return services.agent_create(organization=cast.org_a, name="conv", model="demo/echo-1", tool_ids=[dice.public_id])
 
 
+def streamed_body(response) -> bytes:
+    """The whole body of a streamed answer, whether the view streams it from a sync iterator (the
+    rows are all there) or an async one (it waits for the live group)."""
+    content = response.streaming_content
+    if not hasattr(content, "__aiter__"):
+        return b"".join(content)
+
+    async def collect() -> bytes:
+        return b"".join([chunk async for chunk in content])
+
+    return async_to_sync(collect)()
+
+
 def sse(response) -> list[Any]:
     assert response.status_code == 200, response.content
     assert response["Content-Type"] == "text/event-stream; charset=utf-8"
-    body = b"".join(response).decode()
+    body = streamed_body(response).decode()
     frames = [frame.removeprefix("data: ") for frame in body.split("\n\n") if frame.startswith("data: ")]
     assert frames[-1] == "[DONE]"
     return [json.loads(frame) for frame in frames[:-1]]
