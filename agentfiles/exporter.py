@@ -108,7 +108,8 @@ def agentfile_export(*, agent: Agent, scrub_messages: bool = False) -> dict[str,
     attached = [row.tool for row in agent_tools]
     tool_ids = {tool.pk: f"tool-{n}" for n, tool in enumerate(attached)}
     block_ids = {block.pk: f"block-{n}" for n, block in enumerate(blocks)}
-    rows = [] if scrub_messages else list(Message.objects.filter(agent=agent).order_by("seq"))
+    # The agent's own thread: a conversation's rows have seqs of their own and are not in a Letta file.
+    rows = [] if scrub_messages else list(Message.objects.filter(agent=agent, conversation=None).order_by("seq"))
     message_ids = {row.pk: f"message-{n}" for n, row in enumerate(rows)}
     imported = ImportedAgent.objects.filter(agent=agent).select_related("record").first()
     kept = imported.record.kept if imported is not None else {}

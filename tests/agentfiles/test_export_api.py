@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agents import services
+from agents.conversations.services import conversation_create
 from agents.models import Agent
 from tests.agentfiles.test_import_api import FILES, FIXTURES, import_fixture, upload
 
@@ -135,3 +136,19 @@ def test_an_agent_made_here_round_trips(alice_api: APIClient, cast: Cast) -> Non
 
     assert without_volatile(second) == without_volatile(first)
     assert Agent.objects.filter(name="native").count() == 2
+
+
+def test_an_export_holds_the_agents_own_thread_and_no_conversations_rows(alice_api: APIClient, cast: Cast) -> None:
+    agent = services.agent_create(organization=cast.org_a, name="threads", model="demo/echo-1")
+    conversation = conversation_create(agent=agent, user=None)
+    sent = alice_api.post(
+        f"/v1/conversations/{conversation.public_id}/messages",
+        {"messages": [{"role": "user", "content": "only in the conversation"}], "streaming": False},
+        format="json",
+    )
+    assert sent.status_code == 200, sent.content
+
+    document = export(alice_api, agent.public_id)
+
+    texts = json.dumps(document["agents"][0]["messages"])
+    assert "only in the conversation" not in texts
