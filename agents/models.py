@@ -14,7 +14,9 @@ from agents.conversations.models import Conversation as Conversation
 from agents.conversations.models import SeqRange as SeqRange
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
+from agents.memory.models import AgentArchive as AgentArchive
 from agents.memory.models import AgentBlock as AgentBlock
+from agents.memory.models import Archive as Archive
 from agents.memory.models import Block as Block
 from agents.memory.models import Passage as Passage
 
