@@ -74,6 +74,24 @@ def agent_passages(agent: Agent | Any) -> QuerySet[Passage]:
     return Passage.objects.for_org(agent.organization_id).filter(archive_id__in=archives)
 
 
+def archive_passage_get(*, archive: Archive, passage_id: str) -> Passage:
+    pk = Passage.parse_public_id(passage_id)
+    passage = Passage.objects.for_org(archive.organization_id).filter(archive=archive, pk=pk).first() if pk else None
+    if passage is None:
+        raise NotFound(f"Passage with id {passage_id} not found")
+    return passage
+
+
+def search_scope(
+    *, organization: Organization | None, agent: Agent | None = None, archive: Archive | None = None
+) -> QuerySet[Passage]:
+    """The passages ``POST /v1/passages/search`` looks in: the agent's archives, else the archive, else all."""
+    if agent is not None:
+        return agent_passages(agent)
+    rows = Passage.objects.for_org(organization)
+    return rows.filter(archive=archive) if archive is not None else rows
+
+
 # --- writes --------------------------------------------------------------------------------
 
 

@@ -20,8 +20,9 @@ from agentfiles.urls import urlpatterns as agentfile_urlpatterns
 from agents import services
 from agents.api.urls import urlpatterns
 from agents.conversations.services import conversation_create
-from agents.memory.archival import passage_insert
-from agents.models import Agent, AgentBlock, Block, Conversation, Message, Passage, Run, Step
+from agents.memory.archival import archive_passage_insert, passage_insert
+from agents.memory.archives import archive_attach, archive_create
+from agents.models import Agent, AgentArchive, AgentBlock, Archive, Block, Conversation, Message, Passage, Run, Step
 from folders.attachments import folder_attach
 from folders.models import FileAgent, FileChunk, FileMetadata, Folder, FolderAgent
 from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
@@ -70,6 +71,8 @@ class Rows:
     charlies_folder: Folder
     mcp_server: MCPServer | None = None
     mcp_tool: Tool | None = None
+    archive: Archive | None = None
+    archive_passage: Passage | None = None
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -105,6 +108,8 @@ class Rows:
             "folder_agents": sorted(FolderAgent.objects.values_list("folder_id", "agent_id")),
             "file_agents": sorted(FileAgent.objects.values_list("agent_id", "file_id", "is_open", "visible_content")),
             "chunks": FileChunk.objects.count(),
+            "archives": list(Archive.objects.order_by("pk").values_list("pk", "name", "description", "updated_at")),
+            "agent_archives": sorted(AgentArchive.objects.values_list("agent_id", "archive_id", "is_owner")),
         }
 
 
@@ -139,7 +144,11 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
     FileChunk.objects.create(organization=cast.org_a, file=file, position=0, text="alice's filed secret")
     folder_attach(agent=agent, folder=folder)
     charlies_folder = Folder.objects.create(organization=cast.org_b, name="charlies-docs", embedding="demo/x")
+    archive = archive_create(organization=cast.org_a, name="alices-archive", embedding="demo/hashed-256")
+    archive_attach(agent=agent, archive=archive)
     return Rows(
+        archive=archive,
+        archive_passage=archive_passage_insert(archive=archive, text="alice's shared secret"),
         agent=agent,
         tool=tool,
         run=run,
@@ -339,6 +348,20 @@ PROBES = [
     ("agent-source-attach", "patch", "/v1/agents/{charlies_agent}/sources/attach/{folder}", None),
     ("agent-source-detach", "patch", "/v1/agents/{agent}/sources/detach/{folder}", None),
     ("agent-source-detach", "patch", "/v1/agents/{charlies_agent}/sources/detach/{folder}", None),
+    # Shared archives: another organization's archive is a 404, also to attach to an own agent.
+    ("archives", "get", "/v1/archives/?after={archive}", None),
+    ("archives", "get", "/v1/archives/?agent_id={agent}", None),
+    ("archive", "get", "/v1/archives/{archive}", None),
+    ("archive", "patch", "/v1/archives/{archive}", {"name": "taken"}),
+    ("archive", "delete", "/v1/archives/{archive}", None),
+    ("archive-agents", "get", "/v1/archives/{archive}/agents", None),
+    ("archive-passages", "post", "/v1/archives/{archive}/passages", {"text": "taken"}),
+    ("archive-passages-batch", "post", "/v1/archives/{archive}/passages/batch", {"passages": [{"text": "taken"}]}),
+    ("archive-passage", "delete", "/v1/archives/{archive}/passages/{archive_passage}", None),
+    ("agent-archive-attach", "patch", "/v1/agents/{agent}/archives/attach/{archive}", None),
+    ("agent-archive-attach", "patch", "/v1/agents/{charlies_agent}/archives/attach/{archive}", None),
+    ("agent-archive-detach", "patch", "/v1/agents/{agent}/archives/detach/{archive}", None),
+    ("agent-archive-detach", "patch", "/v1/agents/{charlies_agent}/archives/detach/{archive}", None),
 ]
 
 
@@ -362,6 +385,8 @@ def _ids(rows: Rows) -> dict[str, str]:
     ids = {name: getattr(rows, name).public_id for name in names}
     assert rows.mcp_server is not None and rows.mcp_tool is not None
     ids |= {"mcp_server": rows.mcp_server.public_id, "mcp_tool": rows.mcp_tool.public_id}
+    assert rows.archive is not None and rows.archive_passage is not None
+    ids |= {"archive": rows.archive.public_id, "archive_passage": rows.archive_passage.public_id}
     return ids | {"mcp_server_name": rows.mcp_server.server_name, "folder_name": rows.folder.name}
 
 
@@ -481,6 +506,9 @@ def test_an_import_never_touches_another_orgs_tool_of_the_same_name(charlie_api:
         "/v1/agents/{charlies_agent}/folders",
         "/v1/agents/{charlies_agent}/sources",
         "/v1/folders/{charlies_folder}/files",
+        "/v1/archives/",
+        "/v1/archives/?name=alices-archive",
+        "/v1/agents/{charlies_agent}/archival-memory?limit=1000",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -494,7 +522,8 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         rows.conversation.public_id,
         *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
-        *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
+        *(passage.public_id for passage in Passage.objects.filter(organization=rows.agent.organization)),
+        *(archive.public_id for archive in Archive.objects.filter(organization=rows.agent.organization)),
         rows.provider.public_id,
         *(server.public_id for server in MCPServer.objects.filter(organization=rows.agent.organization)),
         rows.folder.public_id,
@@ -542,3 +571,29 @@ def test_another_orgs_provider_and_its_models_are_not_listed_usable_or_given_awa
     Provider.objects.filter(organization=rows.charlies_agent.organization).delete()
     assert rows.snapshot() == before
     assert Agent.objects.get(pk=rows.charlies_agent.pk).model == "demo/echo-1"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"agent_id": "{agent}", "query": "secret"}, {"archive_id": "{archive}"}, {"archive_id": "{archive}", "tags": []}],
+)
+def test_passage_search_with_another_orgs_agent_or_archive_is_a_404(
+    charlie_api: APIClient, rows: Rows, body: dict[str, Any]
+) -> None:
+    ids = _ids(rows)
+    aimed = {key: value.format(**ids) if isinstance(value, str) else value for key, value in body.items()}
+
+    response = charlie_api.post("/v1/passages/search", aimed, format="json")
+
+    assert response.status_code == 404
+    assert "alice" not in response.content.decode()
+
+
+def test_passage_search_of_the_whole_organization_never_finds_another_orgs_passages(
+    charlie_api: APIClient, rows: Rows
+) -> None:
+    passage_insert(agent=rows.charlies_agent, text="charlie's own secret")
+
+    hits = charlie_api.post("/v1/passages/search", {"query": "secret"}, format="json").json()
+
+    assert [hit["passage"]["text"] for hit in hits] == ["charlie's own secret"]
