@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import letta_client
+from archives_1x import ARCHIVE_SCENARIOS
 from conversations_1x import CONVERSATION_SCENARIOS
 from folders_1x import FOLDER_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
@@ -475,6 +476,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = (
     }
     | CONVERSATION_SCENARIOS
     | FOLDER_SCENARIOS
+    | ARCHIVE_SCENARIOS
     | FLOWS
 )
 
