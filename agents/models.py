@@ -456,6 +456,8 @@ class Step(PublicIdModel):
     llm_ms = models.PositiveIntegerField(null=True, blank=True)
     tool_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
+    feedback = models.CharField(max_length=8, choices=[("positive", "positive"), ("negative", "negative")], blank=True)
+    tags = models.JSONField(default=list, blank=True, help_text="Feedback tags.")
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 

@@ -34,8 +34,9 @@ from agents.api import models as model_views
 from agents.api import providers as provider_views
 from agents.api import recompile as recompile_views
 from agents.api import runs as run_views
+from agents.api import steps as step_views
 from agents.api import tags as tag_views
-from agents.api.messages_list import MessageDetailView
+from agents.api.messages_list import MessageDetailView, MessageSearchView, OrganizationMessagesView
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -174,6 +175,8 @@ urlpatterns = [
     *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),
     *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
     # --- models and providers ---
+    *route("messages/", OrganizationMessagesView, "messages"),
+    *route("messages/search", MessageSearchView, "messages-search"),
     *route("messages/<str:message_id>", MessageDetailView, "message"),
     *route("models/", model_views.ModelListView, "models"),
     *route("models/embedding", model_views.EmbeddingModelListView, "models-embedding"),
@@ -192,6 +195,8 @@ urlpatterns = [
     *route("runs/<str:run_id>/stream", run_views.RunStreamView, "run-stream"),
     *route("steps/", run_views.StepListView, "steps"),
     *route("steps/<str:step_id>", run_views.StepDetailView, "step"),
+    *route("steps/<str:step_id>/feedback", step_views.StepFeedbackView, "step-feedback"),
+    *route("steps/<str:step_id>/metrics", step_views.StepMetricsView, "step-metrics"),
     *route("tools/", tools.ToolListView, "tools"),
     *route("tools/add-base-tools", tools.BaseToolsView, "tools-add-base-tools"),
     *route("tools/count", tools.ToolCountView, "tools-count"),

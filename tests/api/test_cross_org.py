@@ -85,7 +85,7 @@ class Rows:
             ),
             "runs": list(Run.objects.filter(agent=self.agent).order_by("pk").values_list("pk", "status")),
             "messages": Message.objects.filter(agent=self.agent).count(),
-            "steps": Step.objects.filter(agent=self.agent).count(),
+            "steps": list(Step.objects.filter(agent=self.agent).order_by("pk").values_list("pk", "feedback", "tags")),
             "charlies_tools": AgentTool.objects.filter(agent=self.charlies_agent).count(),
             "blocks": list(Block.objects.order_by("pk").values_list("pk", "label", "value", "read_only")),
             "attached_blocks": sorted(AgentBlock.objects.values_list("agent_id", "block_id")),
@@ -223,6 +223,8 @@ PROBES = [
     ("run-usage", "get", "/v1/runs/{run}/usage", None),
     ("run-stream", "post", "/v1/runs/{run}/stream", {}),
     ("step", "get", "/v1/steps/{step}", None),
+    ("step-feedback", "patch", "/v1/steps/{step}/feedback", {"feedback": "negative", "tags": ["taken"]}),
+    ("step-metrics", "get", "/v1/steps/{step}/metrics", None),
     ("message", "get", "/v1/messages/{message}", None),
     ("conv-messages", "get", "/v1/conversations/{agent}/messages", None),
     ("conv-messages", "get", "/v1/conversations/default/messages?agent_id={agent}", None),
@@ -508,6 +510,9 @@ def test_an_import_never_touches_another_orgs_tool_of_the_same_name(charlie_api:
         "/v1/folders/{charlies_folder}/files",
         "/v1/archives/",
         "/v1/archives/?name=alices-archive",
+        "/v1/messages/",
+        "/v1/messages/?conversation_id={conversation}&order=asc",
+        "/v1/steps/?feedback=positive&has_feedback=true",
         "/v1/agents/{charlies_agent}/archival-memory?limit=1000",
     ],
 )
@@ -597,3 +602,17 @@ def test_passage_search_of_the_whole_organization_never_finds_another_orgs_passa
     hits = charlie_api.post("/v1/passages/search", {"query": "secret"}, format="json").json()
 
     assert [hit["passage"]["text"] for hit in hits] == ["charlie's own secret"]
+
+
+def test_message_search_never_finds_another_orgs_messages_and_their_agent_is_a_404(
+    charlie_api: APIClient, rows: Rows
+) -> None:
+    everywhere = charlie_api.post("/v1/messages/search", {"query": "roll_dice"}, format="json")
+    aimed = charlie_api.post("/v1/messages/search", {"query": "dice", "agent_id": rows.agent.public_id}, format="json")
+    in_thread = charlie_api.post(
+        "/v1/messages/search", {"query": "dice", "conversation_id": rows.conversation.public_id}, format="json"
+    )
+
+    assert everywhere.status_code == 200 and everywhere.json() == []
+    assert aimed.status_code == 404
+    assert in_thread.json() == []
