@@ -186,6 +186,7 @@ PROBES = [
     ("agent-tool-detach", "patch", "/v1/agents/{agent}/tools/detach/{tool}", None),
     ("agent-tool-detach", "patch", "/v1/agents/{charlies_agent}/tools/detach/{tool}", None),
     ("agent-tool-approval", "patch", "/v1/agents/{agent}/tools/approval/roll_dice?requires_approval=true", None),
+    ("agent-tool-run", "post", "/v1/agents/{agent}/tools/roll_dice/run", {"args": {"num_sides": 6}}),
     ("agent-messages", "get", "/v1/agents/{agent}/messages", None),
     ("agent-messages", "get", "/v1/agents/{charlies_agent}/messages?after={message}", None),
     ("agent-messages", "post", "/v1/agents/{agent}/messages", TURN),
