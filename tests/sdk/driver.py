@@ -24,6 +24,7 @@ from conversations_1x import CONVERSATION_SCENARIOS
 from folders_1x import FOLDER_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
 from seed_000_1x import FLOWS
+from small_routes_1x import SMALL_ROUTE_SCENARIOS
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -477,6 +478,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = (
     | CONVERSATION_SCENARIOS
     | FOLDER_SCENARIOS
     | ARCHIVE_SCENARIOS
+    | SMALL_ROUTE_SCENARIOS
     | FLOWS
 )
 

@@ -1,4 +1,4 @@
-"""Shared archives and passage search through letta-client 1.12.0 and 1.12.1 against a live server."""
+"""Shared archives, passage search and the small routes through letta-client 1.12.0 and 1.12.1, live."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from tests.sdk.archives_1x import ARCHIVE_SCENARIOS
 from tests.sdk.conftest import VERSIONS, run_driver
+from tests.sdk.small_routes_1x import SMALL_ROUTE_SCENARIOS
 from tests.support.live_server import start_live_server
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from tests.support.live_server import LiveServer
 
 pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
+SCENARIOS = [*ARCHIVE_SCENARIOS, *SMALL_ROUTE_SCENARIOS]
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +30,10 @@ def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMSer
 
 @pytest.fixture(scope="module")
 def reports(server: LiveServer, fake_llm_server: FakeLLMServer) -> dict[str, dict[str, Any]]:
-    return {version: run_driver(version, server, fake_llm_server, list(ARCHIVE_SCENARIOS)) for version in VERSIONS}
+    return {version: run_driver(version, server, fake_llm_server, SCENARIOS) for version in VERSIONS}
 
 
-@pytest.mark.parametrize("scenario", list(ARCHIVE_SCENARIOS))
+@pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_scenario_passes_with_letta_client_1x(reports, version: str, scenario: str) -> None:
     outcome = reports[version][scenario]
