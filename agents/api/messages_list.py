@@ -4,7 +4,7 @@ search over them; and ``GET /v1/messages/{message_id}``: one stored row as Letta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NotRequired, get_args
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, get_args
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -70,6 +70,22 @@ def message_types_param(request: Request) -> frozenset[str] | None:
     return frozenset(given)
 
 
+def page_query(view: OrgScopedAPIView) -> dict[str, Any]:
+    """The cursor of a message list: ``after``, ``before``, ``limit`` (rows, default 100) and ``order``."""
+    return {
+        "after": view.query_str("after"),
+        "before": view.query_str("before"),
+        "limit": view.query_int("limit", default=100),
+        "order": view.query_choice("order", ("asc", "desc"), default="desc"),
+    }
+
+
+def shown_messages(rows: list[Message], shown: frozenset[str] | None) -> Response:
+    """The rows as LettaMessages, only those of the ``shown`` types when given."""
+    messages = letta_messages(rows)
+    return Response(messages if shown is None else [m for m in messages if m["message_type"] in shown])
+
+
 class AgentMessagesView(OrgScopedAPIView):
     """The agent's messages. ``limit`` counts stored rows; one row may show as several LettaMessages."""
 
@@ -86,15 +102,7 @@ class AgentMessagesView(OrgScopedAPIView):
         for ignored in ("include_err", "use_assistant_message"):
             self.query_bool(ignored)  # accepted for compatibility, but only as booleans (as on Letta)
         shown = message_types_param(self.request)
-        rows = selectors.message_list(
-            agent=agent,
-            after=self.query_str("after"),
-            before=self.query_str("before"),
-            limit=self.query_int("limit", default=100),
-            order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
-        )
-        messages = letta_messages(rows)
-        return Response(messages if shown is None else [m for m in messages if m["message_type"] in shown])
+        return shown_messages(selectors.message_list(agent=agent, **page_query(self)), shown)
 
 
 class MessageDetailView(OrgScopedAPIView):
@@ -124,16 +132,11 @@ class OrganizationMessagesView(OrgScopedAPIView):
     )
     def get(self, request: Request) -> Response:
         shown = message_types_param(request)
+        conversation_id = self.query_str("conversation_id")
         rows = selectors.organization_message_list(
-            organization=self.organization,
-            conversation_id=self.query_str("conversation_id"),
-            after=self.query_str("after"),
-            before=self.query_str("before"),
-            limit=self.query_int("limit", default=100),
-            order=self.query_choice("order", ("asc", "desc"), default="desc"),  # type: ignore[arg-type]
+            organization=self.organization, conversation_id=conversation_id, **page_query(self)
         )
-        messages = letta_messages(rows)
-        return Response(messages if shown is None else [m for m in messages if m["message_type"] in shown])
+        return shown_messages(rows, shown)
 
 
 class MessageSearchInput(serializers.Serializer):

@@ -9,15 +9,7 @@ import importlib
 import django.db.models.deletion
 from django.db import migrations, models
 
-fts = importlib.import_module("agents.migrations.0009_passage_fts5_on_sqlite")
-TRIGGERS = tuple(statement for statement in fts.CREATE if statement.startswith("CREATE TRIGGER"))
-
-
-def restore_fts_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor != "sqlite":
-        return
-    for statement in TRIGGERS:
-        schema_editor.execute(statement)
+restore_fts_triggers = importlib.import_module("agents.migrations.0014_archives").restore_fts_triggers
 
 
 class Migration(migrations.Migration):
