@@ -14,7 +14,9 @@ from agents.conversations.models import Conversation as Conversation
 from agents.conversations.models import SeqRange as SeqRange
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
+from agents.memory.models import AgentArchive as AgentArchive
 from agents.memory.models import AgentBlock as AgentBlock
+from agents.memory.models import Archive as Archive
 from agents.memory.models import Block as Block
 from agents.memory.models import Passage as Passage
 
@@ -454,6 +456,8 @@ class Step(PublicIdModel):
     llm_ms = models.PositiveIntegerField(null=True, blank=True)
     tool_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
+    feedback = models.CharField(max_length=8, choices=[("positive", "positive"), ("negative", "negative")], blank=True)
+    tags = models.JSONField(default=list, blank=True, help_text="Feedback tags.")
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 

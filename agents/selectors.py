@@ -17,7 +17,7 @@ from django.http import Http404
 from accounts.scoping import Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
-from agents.models import Agent, Block, Message, MessageRole, Run
+from agents.models import Agent, Block, Conversation, Message, MessageRole, Run
 from tools.models import AgentTool, Tool
 
 if TYPE_CHECKING:
@@ -291,3 +291,27 @@ def tag_list(
         and (before is None or (tag < before if order == "asc" else tag > before))
     )
     return (chosen if order == "asc" else chosen[::-1])[:limit]
+
+
+def organization_message_list(
+    *,
+    organization: Organization | None,
+    conversation_id: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    limit: int = 100,
+    order: Order = "desc",
+) -> list[Message]:
+    """A page of the rows of all the organization's agents (system rows aside), in chronological order.
+
+    ``order="desc"`` takes the newest ``limit`` rows of the range, ``"asc"`` the oldest; ``conversation_id``
+    keeps one conversation's rows (an unknown or another organization's conversation has none).
+    """
+    rows = Message.objects.for_org(organization).exclude(role=MessageRole.SYSTEM)
+    if conversation_id is not None:
+        conversation_pk = Conversation.parse_public_id(conversation_id)
+        if conversation_pk is None:
+            return []
+        rows = rows.filter(conversation_id=conversation_pk)
+    found = page(rows, Message, after=after, before=before, limit=limit, order=order)
+    return list(reversed(found)) if order == "desc" else found

@@ -34,7 +34,7 @@ from agents.llm.agent_settings import (
 )
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
 from agents.memory.services import agent_blocks_init
-from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole
+from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole, Step
 from tools.builtins import default_registry
 from tools.models import AgentTool, ApprovalPolicy, Tool, ToolKind, condition_problem, policy_for_override
 from tools.services import builtin_tools_named
@@ -469,3 +469,15 @@ def agent_set_tool_approval(*, agent: Agent, tool_name: str, requires_approval: 
     """Letta's override (the approval endpoint, the chat's "Always allow"): ``True`` asks,
     ``False`` allows, ``None`` follows the tool's default."""
     return agent_set_tool_policy(agent=agent, tool_name=tool_name, policy=policy_for_override(requires_approval))
+
+
+@transaction.atomic
+def step_feedback_set(*, step: Step, feedback: str | None, tags: list[str] | None = None) -> Step:
+    """Letta's step feedback: ``feedback`` is always overwritten (none clears it); non-empty ``tags`` replace."""
+    step.feedback = feedback or ""
+    fields = ["feedback"]
+    if tags:
+        step.tags = list(dict.fromkeys(tags))
+        fields.append("tags")
+    step.save(update_fields=fields)
+    return step

@@ -129,7 +129,7 @@ def agent_archival(request: OrganizationHttpRequest, agent_id: str) -> HttpRespo
         "search": search,
         "query": query,
         "passages": passages,
-        "total": archival.passage_count(organization_id=agent.organization_id, agent_id=agent.pk),
+        "total": archival.passage_count(agent=agent),
     }
     return render(request, "agents/archival.html", context)
 

@@ -59,6 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "agents.services",
             "agents.selectors",
+            "agents.tool_calls",
             "agents.memory",
             "agents.memory.*",
             "agents.broadcast",

@@ -14,7 +14,8 @@ from agents.api.memory_serializers import PassageCreateInput
 from agents.api.openapi import LIMIT, errors
 from agents.errors import ValidationFailed
 from agents.memory import archival, selectors
-from agents.wire.memory import ArchivalSearchResult, Passage, passage_json
+from agents.wire.archives import Passage, passage_json
+from agents.wire.memory import ArchivalSearchResult
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

@@ -186,7 +186,12 @@ class RunStreamView(OrgScopedAPIView):
 class StepListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="steps_list",
-        parameters=[OpenApiParameter("agent_id", str), *cursor_parameters("step", limit=50, order="desc")],
+        parameters=[
+            OpenApiParameter("agent_id", str),
+            OpenApiParameter("feedback", str, enum=["positive", "negative"], description="Only steps with it."),
+            OpenApiParameter("has_feedback", bool, description="Only steps with (or without) feedback."),
+            *cursor_parameters("step", limit=50, order="desc"),
+        ],
         responses={200: list[letta.Step], **errors(404, 422)},
     )
     def get(self, request: Request) -> Response:
@@ -194,6 +199,11 @@ class StepListView(OrgScopedAPIView):
         if self.query_str("agent_id"):
             # An unparsable id is None here: ``agent_id IS NULL`` matches no step (the stubs refuse None).
             steps = steps.filter(agent_id=Agent.parse_public_id(self.query_str("agent_id")))  # type: ignore[misc]
+        if self.query_str("feedback"):
+            steps = steps.filter(feedback=self.query_choice("feedback", ("positive", "negative"), default="positive"))
+        has_feedback = self.query_bool("has_feedback")
+        if has_feedback is not None:
+            steps = steps.exclude(feedback="") if has_feedback else steps.filter(feedback="")
         steps_page = page(steps, Step, **self.cursor(limit=50, order="desc"))
         return Response([step_json(step) for step in steps_page])
 

@@ -19,12 +19,14 @@ from django.urls import path, re_path
 from agents.api import (
     agents,
     approvals,
+    archives,
     blocks,
     conversations,
     messages,
     passages,
     schema,
     summarize,
+    tool_runs,
     tools,
     views,
 )
@@ -33,8 +35,9 @@ from agents.api import models as model_views
 from agents.api import providers as provider_views
 from agents.api import recompile as recompile_views
 from agents.api import runs as run_views
+from agents.api import steps as step_views
 from agents.api import tags as tag_views
-from agents.api.messages_list import MessageDetailView
+from agents.api.messages_list import MessageDetailView, MessageSearchView, OrganizationMessagesView
 
 if TYPE_CHECKING:
     from django.urls import URLPattern
@@ -106,12 +109,13 @@ urlpatterns = [
     path("docs/", schema.DocsView.as_view(), name="docs"),
     *route("agents/", agents.AgentListView, "agents"),
     *route("agents/count", agents.AgentCountView, "agents-count"),
-    re_path(r"^(?:agents/search|tools/run)/?$", views.not_found),
+    re_path(r"^agents/search/?$", views.not_found),
     *route("agents/<str:agent_id>", agents.AgentDetailView, "agent"),
     *route("agents/<str:agent_id>/tools", agents.AgentToolListView, "agent-tools"),
     *route("agents/<str:agent_id>/tools/attach/<str:tool_id>", agents.AgentToolAttachView, "agent-tool-attach"),
     *route("agents/<str:agent_id>/tools/detach/<str:tool_id>", agents.AgentToolDetachView, "agent-tool-detach"),
     *route("agents/<str:agent_id>/tools/approval/<str:tool_name>", agents.AgentToolApprovalView, "agent-tool-approval"),
+    *route("agents/<str:agent_id>/tools/<str:tool_name>/run", tool_runs.AgentToolRunView, "agent-tool-run"),
     *route("agents/<str:agent_id>/messages", messages.AgentMessagesView, "agent-messages"),
     *route("agents/<str:agent_id>/messages/stream", messages.AgentMessagesStreamView, "agent-messages-stream"),
     *route("agents/<str:agent_id>/messages/async", messages.AgentMessagesAsyncView, "agent-messages-async"),
@@ -143,6 +147,15 @@ urlpatterns = [
     *route("agents/<str:agent_id>/archival-memory", passages.AgentPassageListView, "agent-passages"),
     *route("agents/<str:agent_id>/archival-memory/search", passages.AgentPassageSearchView, "agent-passage-search"),
     *route("agents/<str:agent_id>/archival-memory/<str:passage_id>", passages.AgentPassageDetailView, "agent-passage"),
+    *route(f"{A}/archives/attach/<str:archive_id>", archives.AgentArchiveAttachView, "agent-archive-attach"),
+    *route(f"{A}/archives/detach/<str:archive_id>", archives.AgentArchiveDetachView, "agent-archive-detach"),
+    *route("archives/", archives.ArchiveListView, "archives"),
+    *route("archives/<str:archive_id>", archives.ArchiveDetailView, "archive"),
+    *route("archives/<str:archive_id>/agents", archives.ArchiveAgentsView, "archive-agents"),
+    *route("archives/<str:archive_id>/passages", archives.ArchivePassagesView, "archive-passages"),
+    *route("archives/<str:archive_id>/passages/batch", archives.ArchivePassagesBatchView, "archive-passages-batch"),
+    *route("archives/<str:archive_id>/passages/<str:passage_id>", archives.ArchivePassageDetailView, "archive-passage"),
+    *route("passages/search", archives.PassageSearchView, "passages-search"),
     *route("blocks/", blocks.BlockListView, "blocks"),
     *route("blocks/count", blocks.BlockCountView, "blocks-count"),
     *route("blocks/<str:block_id>", blocks.BlockDetailView, "block"),
@@ -164,6 +177,8 @@ urlpatterns = [
     *route("conversations/<str:conversation_id>/recompile", conversations.ConversationRecompileView, "conv-recompile"),
     *route("approvals/pending", approvals.PendingApprovalListView, "approvals-pending"),
     # --- models and providers ---
+    *route("messages/", OrganizationMessagesView, "messages"),
+    *route("messages/search", MessageSearchView, "messages-search"),
     *route("messages/<str:message_id>", MessageDetailView, "message"),
     *route("models/", model_views.ModelListView, "models"),
     *route("models/embedding", model_views.EmbeddingModelListView, "models-embedding"),
@@ -182,10 +197,13 @@ urlpatterns = [
     *route("runs/<str:run_id>/stream", run_views.RunStreamView, "run-stream"),
     *route("steps/", run_views.StepListView, "steps"),
     *route("steps/<str:step_id>", run_views.StepDetailView, "step"),
+    *route("steps/<str:step_id>/feedback", step_views.StepFeedbackView, "step-feedback"),
+    *route("steps/<str:step_id>/metrics", step_views.StepMetricsView, "step-metrics"),
     *route("tools/", tools.ToolListView, "tools"),
     *route("tools/add-base-tools", tools.BaseToolsView, "tools-add-base-tools"),
     *route("tools/count", tools.ToolCountView, "tools-count"),
     *route("tools/search", tools.ToolSearchView, "tools-search"),
+    *route("tools/run", tool_runs.ToolRunView, "tools-run"),
     *route("tools/<str:tool_id>", tools.ToolDetailView, "tool"),
     *route("tags/", tag_views.TagListView, "tags"),
     *FOLDER_ROUTES,

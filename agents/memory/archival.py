@@ -1,4 +1,9 @@
-"""Archival memory: insert, delete and hybrid search over an agent's passages.
+"""Archival memory: insert, delete and hybrid search over the passages of archives.
+
+An agent's inserts go to its own archive (``agents.memory.archives.own_archive``); its searches
+span its own archive and every attached one. Each passage is embedded with its archive's
+embedding handle, and a query is embedded once per handle among the passages searched, each
+vector compared only with passages of its own handle.
 
 Search is full text always (``passage_text_ranking``: Postgres ``ts_rank`` over the GIN
 index of migration 0004; SQLite ``bm25`` over the FTS5 table of migration 0008, both
@@ -28,8 +33,9 @@ from django.utils import timezone
 
 from agents.errors import ValidationFailed
 from agents.llm.embeddings import EmbeddingFailed, embedding_function
+from agents.memory.archives import agent_passages, own_archive
 from agents.memory.selectors import any_of, has_tag
-from agents.models import Agent, Passage
+from agents.models import Agent, Archive, Passage
 
 if TYPE_CHECKING:
     from accounts.models import Organization
@@ -42,6 +48,7 @@ DEFAULT_TOP_K = 10
 FTS_CONFIG = "english"
 _CANDIDATES = 200
 _RRF_K = 60
+_MAX_HANDLES = 4  # embedding handles a query is embedded with, at most
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PGVECTOR: dict[tuple[str, str], bool] = {}
 PASSAGE_FTS_TABLE = "agents_passage_fts"  # SQLite only: created and kept in step by migration 0008
@@ -99,25 +106,40 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def passage_insert(
     *, agent: Agent, text: str, tags: Sequence[str] | None = None, created_at: datetime | None = None
 ) -> list[Passage]:
-    """Store ``text`` as one passage of the agent (embedded when the agent has an embedding we can run).
+    """Store ``text`` as one passage of the agent's own archive (made on first use)."""
+    archive = own_archive(agent)
+    return [archive_passage_insert(archive=archive, agent=agent, text=text, tags=tags, created_at=created_at)]
+
+
+def archive_passage_insert(
+    *,
+    archive: Archive,
+    text: str,
+    agent: Agent | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Passage:
+    """Store ``text`` in ``archive``, embedded with the archive's embedding handle when we can run it.
 
     The text is embedded before the transaction opens: a provider's answer never holds the database.
     """
     if not text or not text.strip():
         raise ValidationFailed([{"loc": ["body", "text"], "msg": "Text may not be blank", "type": "value_error"}])
-    embed = embedder_for(agent.embedding, agent.organization)
+    embed = embedder_for(archive.embedding, archive.organization)
     vector = embed(text) if embed else None
     with transaction.atomic():
-        passage = Passage.objects.create(
-            organization_id=agent.organization_id,
+        return Passage.objects.create(
+            organization_id=archive.organization_id,
+            archive=archive,
             agent=agent,
             text=text,
             tags=list(dict.fromkeys(tags or [])),
+            metadata=dict(metadata or {}),
             embedding=vector,
-            embedding_model=agent.embedding if vector is not None else "",
+            embedding_model=archive.embedding if vector is not None else "",
             created_at=created_at or timezone.now(),
         )
-    return [passage]
 
 
 @transaction.atomic
@@ -125,8 +147,9 @@ def passage_delete(*, passage: Passage) -> None:
     passage.delete()
 
 
-def passage_count(*, organization_id: Any, agent_id: Any) -> int:
-    return Passage.objects.for_org(organization_id).filter(agent_id=agent_id).count()
+def passage_count(*, agent: Agent) -> int:
+    """How many passages the agent's archives hold (its own and the attached ones)."""
+    return agent_passages(agent).count()
 
 
 # --- search -------------------------------------------------------------------------------
@@ -251,12 +274,34 @@ def passage_search(
     start: datetime | None = None,
     end: datetime | None = None,
 ) -> list[Passage]:
-    """The agent's passages best matching ``query`` (text and, when embedded, meaning), best first.
+    """The passages of the agent's archives best matching ``query`` (text and, when embedded, meaning), best first.
 
     An empty query lists the newest passages that pass the tag and date filters.
     """
-    limit = top_k if top_k and top_k > 0 else DEFAULT_TOP_K
-    rows = Passage.objects.for_org(agent.organization_id).filter(agent=agent)
+    return rows_search(
+        agent_passages(agent),
+        organization=agent.organization,
+        query=query,
+        tags=tags,
+        tag_match_mode=tag_match_mode,
+        limit=top_k if top_k and top_k > 0 else DEFAULT_TOP_K,
+        start=start,
+        end=end,
+    )
+
+
+def rows_search(
+    rows: QuerySet[Passage],
+    *,
+    organization: Organization | None,
+    query: str | None,
+    tags: Sequence[str] = (),
+    tag_match_mode: Literal["any", "all"] = "any",
+    limit: int = DEFAULT_TOP_K,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> list[Passage]:
+    """The best ``limit`` of ``rows`` for ``query``: full text fused with similarity per embedding handle."""
     if start is not None:
         rows = rows.filter(created_at__gte=start)
     if end is not None:
@@ -268,16 +313,17 @@ def passage_search(
                 rows = rows.filter(condition)
         else:
             rows = rows.filter(any_of(conditions))
-    query_words = words(query)
+    query_words = words(query or "")
     if not query_words:
         return list(rows.order_by("-created_at", "-pk")[:limit])
 
-    rankings: list[list[Any]] = []
-    rankings.append(passage_text_ranking(rows, query_words, _CANDIDATES))
-    embed = embedder_for(agent.embedding, agent.organization)
-    wanted = embed(query) if embed is not None else None
-    if wanted is not None:
-        rankings.append(passage_vector_ranking(rows, wanted, _CANDIDATES))
+    rankings: list[list[Any]] = [passage_text_ranking(rows, query_words, _CANDIDATES)]
+    handles = rows.exclude(embedding_model="").order_by().values_list("embedding_model", flat=True).distinct()
+    for handle in list(handles)[:_MAX_HANDLES]:
+        embed = embedder_for(handle, organization)
+        wanted = embed(query or "") if embed is not None else None
+        if wanted is not None:
+            rankings.append(passage_vector_ranking(rows.filter(embedding_model=handle), wanted, _CANDIDATES))
 
     fused: dict[Any, float] = {}
     for ranking in rankings:

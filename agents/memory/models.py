@@ -1,4 +1,8 @@
-"""Memory rows: core memory blocks shared by agents in order, and archival passages.
+"""Memory rows: core memory blocks shared by agents in order, archives and their passages.
+
+An archive holds passages; agents search the archives attached to them (``AgentArchive``).
+Each agent's own archival memory is the archive it owns (``AgentArchive.is_owner``), made on
+its first insert (or by migration 0014 for passages stored before archives existed).
 
 Imported by ``agents.models`` so Django registers them in the ``agents`` app.
 """
@@ -58,13 +62,63 @@ class AgentBlock(models.Model):
         return f"{self.agent_id} · {self.block_id}"
 
 
+class Archive(PublicIdModel):
+    """A collection of passages that one or more agents search; ``embedding`` embeds its passages and queries."""
+
+    id_prefix = "archive"
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    embedding = models.CharField("embedding handle", max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey("accounts.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = OrgScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+        indexes: ClassVar = [models.Index(fields=["organization", "created_at"], name="archive_org_created")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AgentArchive(models.Model):
+    """An archive attached to an agent; ``is_owner`` marks the agent's own archival memory."""
+
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="agent_archives")
+    archive = models.ForeignKey(Archive, on_delete=models.CASCADE, related_name="agent_archives")
+    is_owner = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["agent", "archive"], name="unique_archive_per_agent"),
+            models.UniqueConstraint(
+                fields=["agent"], condition=models.Q(is_owner=True), name="one_own_archive_per_agent"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} · {self.archive_id}"
+
+
 class Passage(PublicIdModel):
-    """One memory in an agent's archival store; ``embedding`` is set when the agent has an embedding model."""
+    """One memory in an archive; ``embedding`` is set when the archive's embedding model could run.
+
+    ``agent`` is the agent whose archival memory holds it (it goes with the agent), empty for
+    passages added to a shared archive through ``/v1/archives``.
+    """
 
     id_prefix = "passage"
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="passages")
+    archive = models.ForeignKey(Archive, on_delete=models.CASCADE, related_name="passages")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="passages")
     text = models.TextField()
     tags = models.JSONField(default=list, blank=True)
     embedding = models.JSONField(null=True, blank=True, help_text="A unit vector, or null.")
@@ -77,7 +131,10 @@ class Passage(PublicIdModel):
 
     class Meta:
         ordering: ClassVar = ["created_at", "id"]
-        indexes: ClassVar = [models.Index(fields=["agent", "created_at"], name="passage_agent_created")]
+        indexes: ClassVar = [
+            models.Index(fields=["agent", "created_at"], name="passage_agent_created"),
+            models.Index(fields=["archive", "created_at"], name="passage_archive_created"),
+        ]
 
     def __str__(self) -> str:
         return self.text[:60]

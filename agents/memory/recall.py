@@ -55,12 +55,18 @@ def message_search(
     limit: int = 10,
     start: datetime | None = None,
     end: datetime | None = None,
+    conversation_id: Any = None,
 ) -> list[RecallHit]:
-    """The agent's rows best matching any word of ``query``, best first (newest first on ties)."""
+    """The agent's rows (all the organization's for ``agent_id=None``) best matching any word of ``query``,
+    best first (newest first on ties); ``conversation_id`` keeps one conversation's rows."""
     query_words = words(query)
     if not query_words:
         return []
-    rows = Message.objects.for_org(organization_id).filter(agent_id=agent_id, role__in=list(roles))
+    rows = Message.objects.for_org(organization_id).filter(role__in=list(roles))
+    if agent_id is not None:
+        rows = rows.filter(agent_id=agent_id)
+    if conversation_id is not None:
+        rows = rows.filter(conversation_id=conversation_id)
     if start is not None:
         rows = rows.filter(created_at__gte=start)
     if end is not None:
@@ -73,8 +79,8 @@ def message_search(
 
 def _scan(rows: Any, query_words: list[str], limit: int) -> list[RecallHit]:
     scored: list[tuple[int, int, int, Message, str]] = []
-    fields = ("id", "seq", "role", "content", "tool_calls", "tool_returns", "created_at", "agent_id")
-    for message in rows.only(*fields).order_by("-seq").iterator(chunk_size=_CHUNK):
+    fields = ("id", "seq", "role", "content", "tool_calls", "tool_returns", "created_at", "agent_id", "conversation_id")
+    for message in rows.only(*fields).order_by("-created_at", "-seq").iterator(chunk_size=_CHUNK):
         text = message_text(message)
         folded = text.casefold()
         hits = [folded.count(word) for word in query_words]

@@ -14,6 +14,7 @@ from django.db.models.expressions import RawSQL
 
 from accounts.scoping import page
 from agents.errors import NotFound
+from agents.memory.archives import agent_passages
 from agents.models import Agent, AgentBlock, Block, Passage
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def passage_list(
     ascending: bool = True,
     search: str | None = None,
 ) -> list[Passage]:
-    rows = Passage.objects.for_org(agent.organization_id).filter(agent=agent)
+    rows = agent_passages(agent)
     if search:
         rows = rows.filter(text__icontains=search)
     return page(rows, Passage, after=after, before=before, limit=limit, order="asc" if ascending else "desc")
@@ -157,7 +158,7 @@ def passage_list(
 
 def passage_get(*, agent: Agent, passage_id: str) -> Passage:
     pk = Passage.parse_public_id(passage_id)
-    passage = Passage.objects.for_org(agent.organization_id).filter(agent=agent, pk=pk).first() if pk else None
+    passage = agent_passages(agent).filter(pk=pk).first() if pk else None
     if passage is None:
         raise NotFound(f"Passage not found: {passage_id}")
     return passage

@@ -1,4 +1,4 @@
-"""Blocks, an agent's memory and passages as Letta's wire JSON (``Block``, ``Memory``, ``Passage``).
+"""Blocks and an agent's memory as Letta's wire JSON (``Block``, ``Memory``); passages are in ``archives``.
 
 The caller reads the blocks (``agents.memory.selectors.agent_blocks``, in prompt order) and passes them in.
 """
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from agents.models import Block as BlockRow
-    from agents.models import Passage as PassageRow
 
 AGENT_TYPE = "letta_v1_agent"
 
@@ -49,26 +48,6 @@ class Memory(TypedDict):
     blocks: list[Block]
     file_blocks: list[dict[str, Any]]
     prompt_template: str
-
-
-class Passage(TypedDict):
-    created_by_id: str | None
-    last_updated_by_id: str | None
-    created_at: DateTime | None
-    updated_at: DateTime | None
-    is_deleted: bool
-    archive_id: str | None
-    source_id: str | None
-    file_id: str | None
-    file_name: str | None
-    metadata: dict[str, Any]
-    tags: list[str]
-    id: str
-    text: str
-    embedding: list[float] | None
-    """Always ``null``: the vector is large and clients rarely need it."""
-    embedding_config: dict[str, Any] | None
-    agent_id: str
 
 
 class ArchivalSearchResult(TypedDict):
@@ -114,25 +93,3 @@ def blocks_json(blocks: Iterable[BlockRow]) -> list[Block]:
 def memory_json(blocks: list[Block]) -> Memory:
     """Letta's ``Memory`` of an agent (``AgentState.memory``), of its rendered blocks."""
     return {"agent_type": AGENT_TYPE, "blocks": blocks, "file_blocks": [], "prompt_template": ""}
-
-
-def passage_json(passage: PassageRow) -> Passage:
-    """Letta's ``Passage`` (the embedding itself is left out: it is large and clients rarely need it)."""
-    return {
-        "created_by_id": None,
-        "last_updated_by_id": None,
-        "created_at": letta_timestamp(passage.created_at),
-        "updated_at": letta_timestamp(passage.updated_at),
-        "is_deleted": False,
-        "archive_id": None,
-        "source_id": None,
-        "file_id": None,
-        "file_name": None,
-        "metadata": dict(passage.metadata or {}),
-        "tags": list(passage.tags or []),
-        "id": passage.public_id,
-        "text": passage.text,
-        "embedding": None,
-        "embedding_config": None,
-        "agent_id": f"agent-{passage.agent_id}",
-    }

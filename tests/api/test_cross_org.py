@@ -20,8 +20,9 @@ from agentfiles.urls import urlpatterns as agentfile_urlpatterns
 from agents import services
 from agents.api.urls import urlpatterns
 from agents.conversations.services import conversation_create
-from agents.memory.archival import passage_insert
-from agents.models import Agent, AgentBlock, Block, Conversation, Message, Passage, Run, Step
+from agents.memory.archival import archive_passage_insert, passage_insert
+from agents.memory.archives import archive_attach, archive_create
+from agents.models import Agent, AgentArchive, AgentBlock, Archive, Block, Conversation, Message, Passage, Run, Step
 from folders.attachments import folder_attach
 from folders.models import FileAgent, FileChunk, FileMetadata, Folder, FolderAgent
 from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
@@ -70,6 +71,8 @@ class Rows:
     charlies_folder: Folder
     mcp_server: MCPServer | None = None
     mcp_tool: Tool | None = None
+    archive: Archive | None = None
+    archive_passage: Passage | None = None
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -82,7 +85,7 @@ class Rows:
             ),
             "runs": list(Run.objects.filter(agent=self.agent).order_by("pk").values_list("pk", "status")),
             "messages": Message.objects.filter(agent=self.agent).count(),
-            "steps": Step.objects.filter(agent=self.agent).count(),
+            "steps": list(Step.objects.filter(agent=self.agent).order_by("pk").values_list("pk", "feedback", "tags")),
             "charlies_tools": AgentTool.objects.filter(agent=self.charlies_agent).count(),
             "blocks": list(Block.objects.order_by("pk").values_list("pk", "label", "value", "read_only")),
             "attached_blocks": sorted(AgentBlock.objects.values_list("agent_id", "block_id")),
@@ -105,6 +108,8 @@ class Rows:
             "folder_agents": sorted(FolderAgent.objects.values_list("folder_id", "agent_id")),
             "file_agents": sorted(FileAgent.objects.values_list("agent_id", "file_id", "is_open", "visible_content")),
             "chunks": FileChunk.objects.count(),
+            "archives": list(Archive.objects.order_by("pk").values_list("pk", "name", "description", "updated_at")),
+            "agent_archives": sorted(AgentArchive.objects.values_list("agent_id", "archive_id", "is_owner")),
         }
 
 
@@ -139,7 +144,11 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
     FileChunk.objects.create(organization=cast.org_a, file=file, position=0, text="alice's filed secret")
     folder_attach(agent=agent, folder=folder)
     charlies_folder = Folder.objects.create(organization=cast.org_b, name="charlies-docs", embedding="demo/x")
+    archive = archive_create(organization=cast.org_a, name="alices-archive", embedding="demo/hashed-256")
+    archive_attach(agent=agent, archive=archive)
     return Rows(
+        archive=archive,
+        archive_passage=archive_passage_insert(archive=archive, text="alice's shared secret"),
         agent=agent,
         tool=tool,
         run=run,
@@ -177,6 +186,7 @@ PROBES = [
     ("agent-tool-detach", "patch", "/v1/agents/{agent}/tools/detach/{tool}", None),
     ("agent-tool-detach", "patch", "/v1/agents/{charlies_agent}/tools/detach/{tool}", None),
     ("agent-tool-approval", "patch", "/v1/agents/{agent}/tools/approval/roll_dice?requires_approval=true", None),
+    ("agent-tool-run", "post", "/v1/agents/{agent}/tools/roll_dice/run", {"args": {"num_sides": 6}}),
     ("agent-messages", "get", "/v1/agents/{agent}/messages", None),
     ("agent-messages", "get", "/v1/agents/{charlies_agent}/messages?after={message}", None),
     ("agent-messages", "post", "/v1/agents/{agent}/messages", TURN),
@@ -214,6 +224,8 @@ PROBES = [
     ("run-usage", "get", "/v1/runs/{run}/usage", None),
     ("run-stream", "post", "/v1/runs/{run}/stream", {}),
     ("step", "get", "/v1/steps/{step}", None),
+    ("step-feedback", "patch", "/v1/steps/{step}/feedback", {"feedback": "negative", "tags": ["taken"]}),
+    ("step-metrics", "get", "/v1/steps/{step}/metrics", None),
     ("message", "get", "/v1/messages/{message}", None),
     ("conv-messages", "get", "/v1/conversations/{agent}/messages", None),
     ("conv-messages", "get", "/v1/conversations/default/messages?agent_id={agent}", None),
@@ -339,6 +351,20 @@ PROBES = [
     ("agent-source-attach", "patch", "/v1/agents/{charlies_agent}/sources/attach/{folder}", None),
     ("agent-source-detach", "patch", "/v1/agents/{agent}/sources/detach/{folder}", None),
     ("agent-source-detach", "patch", "/v1/agents/{charlies_agent}/sources/detach/{folder}", None),
+    # Shared archives: another organization's archive is a 404, also to attach to an own agent.
+    ("archives", "get", "/v1/archives/?after={archive}", None),
+    ("archives", "get", "/v1/archives/?agent_id={agent}", None),
+    ("archive", "get", "/v1/archives/{archive}", None),
+    ("archive", "patch", "/v1/archives/{archive}", {"name": "taken"}),
+    ("archive", "delete", "/v1/archives/{archive}", None),
+    ("archive-agents", "get", "/v1/archives/{archive}/agents", None),
+    ("archive-passages", "post", "/v1/archives/{archive}/passages", {"text": "taken"}),
+    ("archive-passages-batch", "post", "/v1/archives/{archive}/passages/batch", {"passages": [{"text": "taken"}]}),
+    ("archive-passage", "delete", "/v1/archives/{archive}/passages/{archive_passage}", None),
+    ("agent-archive-attach", "patch", "/v1/agents/{agent}/archives/attach/{archive}", None),
+    ("agent-archive-attach", "patch", "/v1/agents/{charlies_agent}/archives/attach/{archive}", None),
+    ("agent-archive-detach", "patch", "/v1/agents/{agent}/archives/detach/{archive}", None),
+    ("agent-archive-detach", "patch", "/v1/agents/{charlies_agent}/archives/detach/{archive}", None),
 ]
 
 
@@ -362,6 +388,8 @@ def _ids(rows: Rows) -> dict[str, str]:
     ids = {name: getattr(rows, name).public_id for name in names}
     assert rows.mcp_server is not None and rows.mcp_tool is not None
     ids |= {"mcp_server": rows.mcp_server.public_id, "mcp_tool": rows.mcp_tool.public_id}
+    assert rows.archive is not None and rows.archive_passage is not None
+    ids |= {"archive": rows.archive.public_id, "archive_passage": rows.archive_passage.public_id}
     return ids | {"mcp_server_name": rows.mcp_server.server_name, "folder_name": rows.folder.name}
 
 
@@ -481,6 +509,12 @@ def test_an_import_never_touches_another_orgs_tool_of_the_same_name(charlie_api:
         "/v1/agents/{charlies_agent}/folders",
         "/v1/agents/{charlies_agent}/sources",
         "/v1/folders/{charlies_folder}/files",
+        "/v1/archives/",
+        "/v1/archives/?name=alices-archive",
+        "/v1/messages/",
+        "/v1/messages/?conversation_id={conversation}&order=asc",
+        "/v1/steps/?feedback=positive&has_feedback=true",
+        "/v1/agents/{charlies_agent}/archival-memory?limit=1000",
     ],
 )
 def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, path: str) -> None:
@@ -494,7 +528,8 @@ def test_lists_never_show_another_orgs_rows(charlie_api: APIClient, rows: Rows, 
         rows.conversation.public_id,
         *(message.public_id for message in Message.objects.filter(agent=rows.agent)),
         *(block.public_id for block in Block.objects.filter(organization=rows.agent.organization)),
-        *(passage.public_id for passage in Passage.objects.filter(agent=rows.agent)),
+        *(passage.public_id for passage in Passage.objects.filter(organization=rows.agent.organization)),
+        *(archive.public_id for archive in Archive.objects.filter(organization=rows.agent.organization)),
         rows.provider.public_id,
         *(server.public_id for server in MCPServer.objects.filter(organization=rows.agent.organization)),
         rows.folder.public_id,
@@ -542,3 +577,43 @@ def test_another_orgs_provider_and_its_models_are_not_listed_usable_or_given_awa
     Provider.objects.filter(organization=rows.charlies_agent.organization).delete()
     assert rows.snapshot() == before
     assert Agent.objects.get(pk=rows.charlies_agent.pk).model == "demo/echo-1"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"agent_id": "{agent}", "query": "secret"}, {"archive_id": "{archive}"}, {"archive_id": "{archive}", "tags": []}],
+)
+def test_passage_search_with_another_orgs_agent_or_archive_is_a_404(
+    charlie_api: APIClient, rows: Rows, body: dict[str, Any]
+) -> None:
+    ids = _ids(rows)
+    aimed = {key: value.format(**ids) if isinstance(value, str) else value for key, value in body.items()}
+
+    response = charlie_api.post("/v1/passages/search", aimed, format="json")
+
+    assert response.status_code == 404
+    assert "alice" not in response.content.decode()
+
+
+def test_passage_search_of_the_whole_organization_never_finds_another_orgs_passages(
+    charlie_api: APIClient, rows: Rows
+) -> None:
+    passage_insert(agent=rows.charlies_agent, text="charlie's own secret")
+
+    hits = charlie_api.post("/v1/passages/search", {"query": "secret"}, format="json").json()
+
+    assert [hit["passage"]["text"] for hit in hits] == ["charlie's own secret"]
+
+
+def test_message_search_never_finds_another_orgs_messages_and_their_agent_is_a_404(
+    charlie_api: APIClient, rows: Rows
+) -> None:
+    everywhere = charlie_api.post("/v1/messages/search", {"query": "roll_dice"}, format="json")
+    aimed = charlie_api.post("/v1/messages/search", {"query": "dice", "agent_id": rows.agent.public_id}, format="json")
+    in_thread = charlie_api.post(
+        "/v1/messages/search", {"query": "dice", "conversation_id": rows.conversation.public_id}, format="json"
+    )
+
+    assert everywhere.status_code == 200 and everywhere.json() == []
+    assert aimed.status_code == 404
+    assert in_thread.json() == []

@@ -74,7 +74,6 @@ def test_a_known_path_with_a_method_it_does_not_serve_answers_json_405(
     [
         ("get", "/v1/agents/search"),
         ("post", "/v1/agents/search"),
-        ("post", "/v1/tools/run"),
     ],
 )
 def test_lettas_fixed_words_this_server_does_not_serve_are_not_taken_for_ids(

@@ -19,10 +19,12 @@ from typing import Any
 
 import httpx
 import letta_client
+from archives_1x import ARCHIVE_SCENARIOS
 from conversations_1x import CONVERSATION_SCENARIOS
 from folders_1x import FOLDER_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
 from seed_000_1x import FLOWS
+from small_routes_1x import SMALL_ROUTE_SCENARIOS
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -475,6 +477,8 @@ SCENARIOS: dict[str, Callable[[Context], None]] = (
     }
     | CONVERSATION_SCENARIOS
     | FOLDER_SCENARIOS
+    | ARCHIVE_SCENARIOS
+    | SMALL_ROUTE_SCENARIOS
     | FLOWS
 )
 
