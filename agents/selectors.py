@@ -7,6 +7,7 @@ no row the caller can see is ``NotFound`` (404), like any other id of another or
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db import connection
@@ -180,54 +181,50 @@ def _has_tag(tag: str) -> Q | RawSQL:
     )
 
 
+@dataclass(frozen=True)
+class AgentFilters:
+    """Letta's filters of ``GET /v1/agents`` and ``GET /v1/agents/count``.
+
+    ``tags`` matches agents with any of them (all of them with ``match_all_tags``).
+    """
+
+    name: str | None = None
+    query_text: str | None = None
+    tags: Sequence[str] = ()
+    match_all_tags: bool = False
+
+
+NO_FILTERS = AgentFilters()
+
+
 def agent_list(
     *,
     organization: Organization | None,
-    name: str | None = None,
-    query_text: str | None = None,
-    tags: Sequence[str] = (),
-    match_all_tags: bool = False,
+    filters: AgentFilters = NO_FILTERS,
     after: str | None = None,
     before: str | None = None,
     limit: int = 50,
     order: Order = "desc",
 ) -> list[Agent]:
-    """The organization's agents, newest first by default, with their tools prefetched.
-
-    ``tags`` matches agents with any of them (all of them with ``match_all_tags``).
-    """
-    agents = _filtered(organization, name=name, query_text=query_text, tags=tags, match_all_tags=match_all_tags)
+    """The organization's agents, newest first by default, with their tools prefetched."""
+    agents = _filtered(organization, filters)
     return page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
 
 
-def agent_count(
-    *,
-    organization: Organization | None,
-    name: str | None = None,
-    query_text: str | None = None,
-    tags: Sequence[str] = (),
-    match_all_tags: bool = False,
-) -> int:
+def agent_count(*, organization: Organization | None, filters: AgentFilters = NO_FILTERS) -> int:
     """How many agents ``agent_list`` would list with these filters, over all pages."""
-    return _filtered(organization, name=name, query_text=query_text, tags=tags, match_all_tags=match_all_tags).count()
+    return _filtered(organization, filters).count()
 
 
-def _filtered(
-    organization: Organization | None,
-    *,
-    name: str | None,
-    query_text: str | None,
-    tags: Sequence[str],
-    match_all_tags: bool,
-) -> QuerySet[Agent]:
+def _filtered(organization: Organization | None, filters: AgentFilters) -> QuerySet[Agent]:
     agents = Agent.objects.for_org(organization)
-    if name:
-        agents = agents.filter(name=name)
-    if query_text:
-        agents = agents.filter(name__icontains=query_text)
-    if tags:
-        conditions = [_has_tag(tag) for tag in tags]
-        if match_all_tags:
+    if filters.name:
+        agents = agents.filter(name=filters.name)
+    if filters.query_text:
+        agents = agents.filter(name__icontains=filters.query_text)
+    if filters.tags:
+        conditions = [_has_tag(tag) for tag in filters.tags]
+        if filters.match_all_tags:
             for condition in conditions:
                 agents = agents.filter(condition)
         else:

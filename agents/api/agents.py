@@ -68,14 +68,29 @@ def _pending_approval_included(view: OrgScopedAPIView) -> bool:
     return "agent.pending_approval" in include
 
 
+_FILTER_PARAMETERS = (
+    OpenApiParameter("name", str, description="Only agents with exactly this name."),
+    OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
+    OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
+    OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+)
+
+
+def _filters(view: OrgScopedAPIView) -> selectors.AgentFilters:
+    """The ``_FILTER_PARAMETERS`` of the request."""
+    return selectors.AgentFilters(
+        name=view.query_str("name"),
+        query_text=view.query_str("query_text"),
+        tags=view.query_list("tags"),
+        match_all_tags=bool(view.query_bool("match_all_tags", default=False)),
+    )
+
+
 class AgentListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_list",
         parameters=[
-            OpenApiParameter("name", str, description="Only agents with exactly this name."),
-            OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
-            OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
-            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+            *_FILTER_PARAMETERS,
             OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
             INCLUDE_PARAMETER,
             *PAGINATION,
@@ -87,10 +102,7 @@ class AgentListView(OrgScopedAPIView):
         default_order = "asc" if ascending else "desc"
         agents = selectors.agent_list(
             organization=self.organization,
-            name=self.query_str("name"),
-            query_text=self.query_str("query_text"),
-            tags=self.query_list("tags"),
-            match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+            filters=_filters(self),
             **self.cursor(limit=50, order=default_order),
         )
         pending = _pending_approval_included(self)
@@ -144,10 +156,7 @@ class AgentCountView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_count",
         parameters=[
-            OpenApiParameter("name", str, description="Only agents with exactly this name."),
-            OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
-            OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
-            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+            *_FILTER_PARAMETERS,
         ],
         responses={200: int, **errors(422)},
     )
@@ -155,10 +164,7 @@ class AgentCountView(OrgScopedAPIView):
         return Response(
             selectors.agent_count(
                 organization=self.organization,
-                name=self.query_str("name"),
-                query_text=self.query_str("query_text"),
-                tags=self.query_list("tags"),
-                match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+                filters=_filters(self),
             )
         )
 

@@ -52,17 +52,35 @@ def _tool_body(request: Request, serializer: type[s.ToolCreateInput] | type[s.To
     return dict(body.validated_data)
 
 
+_FILTER_PARAMETERS = (
+    OpenApiParameter("name", str, description="Only the tool with this name."),
+    OpenApiParameter("names", str, many=True, description="Only tools with these names."),
+    OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
+    OpenApiParameter("search", str, description="Only tools whose name contains this text."),
+    OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
+    OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
+    OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+)
+
+
+def _filters(view: OrgScopedAPIView) -> tool_selectors.ToolFilters:
+    """The ``_FILTER_PARAMETERS`` of the request."""
+    return tool_selectors.ToolFilters(
+        name=view.query_str("name"),
+        names=view.query_list("names"),
+        tool_ids=view.query_list("tool_ids"),
+        search=view.query_str("search"),
+        tool_types=view.query_list("tool_types"),
+        exclude_tool_types=view.query_list("exclude_tool_types"),
+        return_only_letta_tools=bool(view.query_bool("return_only_letta_tools", default=False)),
+    )
+
+
 class ToolListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="tools_list",
         parameters=[
-            OpenApiParameter("name", str, description="Only the tool with this name."),
-            OpenApiParameter("names", str, many=True, description="Only tools with these names."),
-            OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
-            OpenApiParameter("search", str, description="Only tools whose name contains this text."),
-            OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
-            OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
-            OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+            *_FILTER_PARAMETERS,
             *cursor_parameters("tool", limit=50, order="desc"),
         ],
         responses={200: list[Tool], **errors(404, 422)},
@@ -70,13 +88,7 @@ class ToolListView(OrgScopedAPIView):
     def get(self, request: Request) -> Response:
         tools = tool_selectors.tool_list(
             organization=self.organization,
-            name=self.query_str("name"),
-            names=self.query_list("names"),
-            tool_ids=self.query_list("tool_ids"),
-            search=self.query_str("search"),
-            tool_types=self.query_list("tool_types"),
-            exclude_tool_types=self.query_list("exclude_tool_types"),
-            return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
+            filters=_filters(self),
             **self.cursor(limit=50, order="desc"),
         )
         return Response([tool_json(tool) for tool in tools])
@@ -149,13 +161,7 @@ class ToolCountView(OrgScopedAPIView):
     @extend_schema(
         operation_id="tools_count",
         parameters=[
-            OpenApiParameter("name", str, description="Only the tool with this name."),
-            OpenApiParameter("names", str, many=True, description="Only tools with these names."),
-            OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
-            OpenApiParameter("search", str, description="Only tools whose name contains this text."),
-            OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
-            OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
-            OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+            *_FILTER_PARAMETERS,
             OpenApiParameter("exclude_letta_tools", bool, description="No built-in (letta_*) tools."),
         ],
         responses={200: int, **errors(422)},
@@ -164,13 +170,7 @@ class ToolCountView(OrgScopedAPIView):
         return Response(
             tool_selectors.tool_count(
                 organization=self.organization,
-                name=self.query_str("name"),
-                names=self.query_list("names"),
-                tool_ids=self.query_list("tool_ids"),
-                search=self.query_str("search"),
-                tool_types=self.query_list("tool_types"),
-                exclude_tool_types=self.query_list("exclude_tool_types"),
-                return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
+                filters=_filters(self),
                 exclude_letta_tools=bool(self.query_bool("exclude_letta_tools", default=False)),
             )
         )
