@@ -8,7 +8,7 @@ confirm it exists.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from django.http import Http404
 
@@ -53,6 +53,28 @@ def organization_of(request: HttpRequest | Request) -> Organization | None:
     if isinstance(auth, ApiKey):
         return auth.organization
     return getattr(request, "organization", None)
+
+
+class _APIView(Protocol):
+    request: Request
+
+
+# For an API view: the organization its request acts for, the person behind it, its text parameters.
+# (No docstring: drf-spectacular would make it every operation's description.)
+class OrganizationRequestMixin:
+    @property
+    def organization(self: _APIView) -> Organization | None:
+        return organization_of(self.request)
+
+    @property
+    def acting_user(self: _APIView) -> User | None:
+        """The person behind the request (a key's creator, or the logged-in user), if any."""
+        user = getattr(self.request, "user", None)
+        return user if user is not None and user.is_authenticated else None
+
+    def query_str(self: _APIView, name: str) -> str | None:
+        value = self.request.query_params.get(name)
+        return value if value not in (None, "") else None
 
 
 def session_user_id(request: HttpRequest | Request) -> Any:

@@ -11,7 +11,7 @@ from typing_extensions import TypedDict
 
 from agents import selectors, services
 from agents.api import serializers as s
-from agents.api.base import OrgScopedAPIView
+from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.states import agent_state_of, providers_of
 from agents.errors import ValidationFailed
@@ -68,29 +68,19 @@ def _pending_approval_included(view: OrgScopedAPIView) -> bool:
     return "agent.pending_approval" in include
 
 
-_FILTER_PARAMETERS = (
-    OpenApiParameter("name", str, description="Only agents with exactly this name."),
-    OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
-    OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
-    OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+FILTERS = (
+    QueryFilter("name", "text", "Only agents with exactly this name."),
+    QueryFilter("query_text", "text", "Only agents whose name contains this text."),
+    QueryFilter("tags", "list", "Only agents with any of these tags."),
+    QueryFilter("match_all_tags", "flag", "Require every tag instead of any."),
 )
-
-
-def _filters(view: OrgScopedAPIView) -> selectors.AgentFilters:
-    """The ``_FILTER_PARAMETERS`` of the request."""
-    return selectors.AgentFilters(
-        name=view.query_str("name"),
-        query_text=view.query_str("query_text"),
-        tags=view.query_list("tags"),
-        match_all_tags=bool(view.query_bool("match_all_tags", default=False)),
-    )
 
 
 class AgentListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_list",
         parameters=[
-            *_FILTER_PARAMETERS,
+            *filter_parameters(FILTERS),
             OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
             INCLUDE_PARAMETER,
             *PAGINATION,
@@ -102,7 +92,7 @@ class AgentListView(OrgScopedAPIView):
         default_order = "asc" if ascending else "desc"
         agents = selectors.agent_list(
             organization=self.organization,
-            filters=_filters(self),
+            filters=selectors.AgentFilters(**self.query_filters(FILTERS)),
             **self.cursor(limit=50, order=default_order),
         )
         pending = _pending_approval_included(self)
@@ -155,16 +145,14 @@ class AgentListView(OrgScopedAPIView):
 class AgentCountView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_count",
-        parameters=[
-            *_FILTER_PARAMETERS,
-        ],
+        parameters=filter_parameters(FILTERS),
         responses={200: int, **errors(422)},
     )
     def get(self, request: Request) -> Response:
         return Response(
             selectors.agent_count(
                 organization=self.organization,
-                filters=_filters(self),
+                filters=selectors.AgentFilters(**self.query_filters(FILTERS)),
             )
         )
 

@@ -14,7 +14,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from agents.api import serializers as s
-from agents.api.base import OrgScopedAPIView
+from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.openapi import cursor_parameters, errors
 from agents.errors import Conflict, InvalidArgument
 from agents.wire.tools import Tool, ToolSearchResult, tool_json, tool_search_result
@@ -52,35 +52,22 @@ def _tool_body(request: Request, serializer: type[s.ToolCreateInput] | type[s.To
     return dict(body.validated_data)
 
 
-_FILTER_PARAMETERS = (
-    OpenApiParameter("name", str, description="Only the tool with this name."),
-    OpenApiParameter("names", str, many=True, description="Only tools with these names."),
-    OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
-    OpenApiParameter("search", str, description="Only tools whose name contains this text."),
-    OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
-    OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
-    OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+FILTERS = (
+    QueryFilter("name", "text", "Only the tool with this name."),
+    QueryFilter("names", "list", "Only tools with these names."),
+    QueryFilter("tool_ids", "list", "Only tools with these ids."),
+    QueryFilter("search", "text", "Only tools whose name contains this text."),
+    QueryFilter("tool_types", "list", "Only tools of these types."),
+    QueryFilter("exclude_tool_types", "list", "No tools of these types."),
+    QueryFilter("return_only_letta_tools", "flag", "Only built-in (letta_*) tools."),
 )
-
-
-def _filters(view: OrgScopedAPIView) -> tool_selectors.ToolFilters:
-    """The ``_FILTER_PARAMETERS`` of the request."""
-    return tool_selectors.ToolFilters(
-        name=view.query_str("name"),
-        names=view.query_list("names"),
-        tool_ids=view.query_list("tool_ids"),
-        search=view.query_str("search"),
-        tool_types=view.query_list("tool_types"),
-        exclude_tool_types=view.query_list("exclude_tool_types"),
-        return_only_letta_tools=bool(view.query_bool("return_only_letta_tools", default=False)),
-    )
 
 
 class ToolListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="tools_list",
         parameters=[
-            *_FILTER_PARAMETERS,
+            *filter_parameters(FILTERS),
             *cursor_parameters("tool", limit=50, order="desc"),
         ],
         responses={200: list[Tool], **errors(404, 422)},
@@ -88,7 +75,7 @@ class ToolListView(OrgScopedAPIView):
     def get(self, request: Request) -> Response:
         tools = tool_selectors.tool_list(
             organization=self.organization,
-            filters=_filters(self),
+            filters=tool_selectors.ToolFilters(**self.query_filters(FILTERS)),
             **self.cursor(limit=50, order="desc"),
         )
         return Response([tool_json(tool) for tool in tools])
@@ -161,7 +148,7 @@ class ToolCountView(OrgScopedAPIView):
     @extend_schema(
         operation_id="tools_count",
         parameters=[
-            *_FILTER_PARAMETERS,
+            *filter_parameters(FILTERS),
             OpenApiParameter("exclude_letta_tools", bool, description="No built-in (letta_*) tools."),
         ],
         responses={200: int, **errors(422)},
@@ -170,7 +157,7 @@ class ToolCountView(OrgScopedAPIView):
         return Response(
             tool_selectors.tool_count(
                 organization=self.organization,
-                filters=_filters(self),
+                filters=tool_selectors.ToolFilters(**self.query_filters(FILTERS)),
                 exclude_letta_tools=bool(self.query_bool("exclude_letta_tools", default=False)),
             )
         )
