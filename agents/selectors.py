@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
-from django.http import Http404
 
+from accounts.pages import or_404
 from accounts.scoping import Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
@@ -121,7 +121,10 @@ def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid
 # --- agents -------------------------------------------------------------------------------
 
 
-def _with_tools(agents: QuerySet[Agent]) -> QuerySet[Agent]:
+AgentRows = TypeVar("AgentRows", bound=QuerySet[Agent])
+
+
+def _with_tools(agents: AgentRows) -> AgentRows:
     return agents.prefetch_related("agent_tools__tool", "agent_blocks__block")
 
 
@@ -132,11 +135,8 @@ def agent_get(*, organization: Organization | None, agent_id: str, with_tools: b
     Another organization's agent, or no organization, is the same ``NotFound``. Its tools and
     blocks are prefetched unless ``with_tools`` is false (a turn reads them itself).
     """
-    pk = Agent.parse_public_id(agent_id)
     agents = Agent.objects.for_org(organization)
-    agent = (_with_tools(agents) if with_tools else agents).filter(pk=pk).first() if pk else None
-    if agent is None:
-        raise NotFound("Agent not found")
+    agent: Agent = (_with_tools(agents) if with_tools else agents).get_public(agent_id, missing="Agent not found")
     if organization is not None:
         agent.organization = organization  # the caller's, already loaded: no query when the turn reads it
     return agent
@@ -163,10 +163,7 @@ def thread_agent(
 
 def agent_get_or_404(*, organization: Organization | None, agent_id: str) -> Agent:
     """``agent_get`` for a page: its ``NotFound`` is Django's ``Http404`` (the 404 page)."""
-    try:
-        return agent_get(organization=organization, agent_id=agent_id, with_tools=False)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
+    return or_404(agent_get, organization=organization, agent_id=agent_id, with_tools=False)
 
 
 def _has_tag(tag: str) -> Q | RawSQL:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accounts.scoping import Order, page
-from core.errors import NotFound
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -18,10 +17,7 @@ if TYPE_CHECKING:
 
 
 def tool_get(*, organization: Organization | None, tool_id: str) -> Tool:
-    pk = Tool.parse_public_id(tool_id)
-    tool = Tool.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if tool is None:
-        raise NotFound("Tool not found")
+    tool: Tool = Tool.objects.for_org(organization).get_public(tool_id, missing="Tool not found")
     return tool
 
 
