@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from django.http import Http404
-
 from accounts.models import ApiKey, Membership, Organization
+from accounts.pages import or_404
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
     from django.http import HttpRequest
     from rest_framework.request import Request
 
@@ -87,12 +85,7 @@ def session_user_id(request: HttpRequest | Request) -> Any:
 
 def get_for_org(model: type[M], organization: Organization | None, public_id: Any) -> M:
     """Fetch ``model`` by its public id within ``organization``, or raise ``Http404``."""
-    pk = model.parse_public_id(public_id)
-    if pk is None or organization is None:
-        raise Http404(f"{model.__name__} not found")
-    try:
-        # Abstract PublicIdModel declares no manager; every concrete model has an OrgScoped one.
-        rows: QuerySet[M] = model.objects.for_org(organization)  # type: ignore[attr-defined]
-        return rows.get(pk=pk)
-    except model.DoesNotExist:
-        raise Http404(f"{model.__name__} not found") from None
+    # Abstract PublicIdModel declares no manager; every concrete model has an OrgScoped one.
+    rows = model.objects.for_org(organization)  # type: ignore[attr-defined]
+    row: M = or_404(rows.get_public, public_id, missing=f"{model.__name__} not found")
+    return row
