@@ -8,14 +8,12 @@ confirm it exists.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from django.http import Http404
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from accounts.models import ApiKey, Membership, Organization
+from accounts.pages import or_404
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
     from django.http import HttpRequest
     from rest_framework.request import Request
 
@@ -55,6 +53,28 @@ def organization_of(request: HttpRequest | Request) -> Organization | None:
     return getattr(request, "organization", None)
 
 
+class _APIView(Protocol):
+    request: Request
+
+
+# For an API view: the organization its request acts for, the person behind it, its text parameters.
+# (No docstring: drf-spectacular would make it every operation's description.)
+class OrganizationRequestMixin:
+    @property
+    def organization(self: _APIView) -> Organization | None:
+        return organization_of(self.request)
+
+    @property
+    def acting_user(self: _APIView) -> User | None:
+        """The person behind the request (a key's creator, or the logged-in user), if any."""
+        user = getattr(self.request, "user", None)
+        return user if user is not None and user.is_authenticated else None
+
+    def query_str(self: _APIView, name: str) -> str | None:
+        value = self.request.query_params.get(name)
+        return value if value not in (None, "") else None
+
+
 def session_user_id(request: HttpRequest | Request) -> Any:
     """The logged-in user behind a browser request (DRF replaces ``request.user`` with its own): the
     user of the membership ``CurrentOrganizationMiddleware`` found, else ``None``."""
@@ -65,12 +85,7 @@ def session_user_id(request: HttpRequest | Request) -> Any:
 
 def get_for_org(model: type[M], organization: Organization | None, public_id: Any) -> M:
     """Fetch ``model`` by its public id within ``organization``, or raise ``Http404``."""
-    pk = model.parse_public_id(public_id)
-    if pk is None or organization is None:
-        raise Http404(f"{model.__name__} not found")
-    try:
-        # Abstract PublicIdModel declares no manager; every concrete model has an OrgScoped one.
-        rows: QuerySet[M] = model.objects.for_org(organization)  # type: ignore[attr-defined]
-        return rows.get(pk=pk)
-    except model.DoesNotExist:
-        raise Http404(f"{model.__name__} not found") from None
+    # Abstract PublicIdModel declares no manager; every concrete model has an OrgScoped one.
+    rows = model.objects.for_org(organization)  # type: ignore[attr-defined]
+    row: M = or_404(rows.get_public, public_id, missing=f"{model.__name__} not found")
+    return row

@@ -1,17 +1,32 @@
-"""What the organization's list and delete pages share (agents, tools, archival memory)."""
+"""What the organization's pages share (agents, tools, providers, MCP servers, archival memory)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import redirect, render
+
+from core.errors import NotFound
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from django import forms
     from django.http import HttpRequest, HttpResponse
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def or_404(find: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``find(...)``, an organization-scoped lookup, for a page: its ``NotFound`` is Django's ``Http404``."""
+    try:
+        return find(*args, **kwargs)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
 
 
 def search_query(search: forms.Form) -> str:

@@ -8,7 +8,7 @@ tasks and admin pages reach its rows.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, cast
 
 from django.conf import settings
 from django.db import models
@@ -26,6 +26,16 @@ class OrgScopedQuerySet(models.QuerySet):
         if organization is None:
             return self.none()
         return self.filter(organization=organization)
+
+    def get_public(self, public_id: Any, *, missing: str) -> Any:
+        """The row of these whose public id (``agent-<uuid>``) is ``public_id``, else ``NotFound(missing)``:
+        a malformed id and another organization's row get the same answer."""
+        model = cast("type[PublicIdModel]", self.model)
+        pk = model.parse_public_id(public_id)
+        row = self.filter(pk=pk).first() if pk else None
+        if row is None:
+            raise NotFound(missing)
+        return row
 
 
 class PublicIdModel(models.Model):

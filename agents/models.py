@@ -12,6 +12,7 @@ from accounts.scoping import AuthoredModel, OrgScopedQuerySet, PublicIdModel
 from agents.conversations.models import AgentHold as AgentHold
 from agents.conversations.models import Conversation as Conversation
 from agents.conversations.models import SeqRange as SeqRange
+from agents.conversations.models import ThreadState
 from agents.engine.stop import StopReason as EngineStopReason
 from agents.engine.store import MessageSnapshot
 from agents.memory.models import AgentArchive as AgentArchive
@@ -58,7 +59,7 @@ class AgentQuerySet(OrgScopedQuerySet):
         )
 
 
-class Agent(AuthoredModel, PublicIdModel):
+class Agent(AuthoredModel, PublicIdModel, ThreadState):
     id_prefix = "agent"
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="agents")
@@ -93,15 +94,8 @@ class Agent(AuthoredModel, PublicIdModel):
     compaction_settings = models.JSONField(
         default=dict, blank=True, help_text="Letta's compaction_settings as given (empty: Letta's defaults)."
     )
-    # The model's context window: the system row at context_start_seq, then every later row;
-    # after a compaction, the summary row (context_summary_seq) and the rows from context_keep_seq.
+    # The default thread's window and lease (``ThreadState``); the admin may move the window's start.
     context_start_seq = models.BigIntegerField(default=0)
-    context_summary_seq = models.BigIntegerField(null=True, blank=True, editable=False)
-    context_keep_seq = models.BigIntegerField(null=True, blank=True, editable=False)
-    # One turn at a time: a lease taken with a conditional UPDATE, so it holds across processes
-    # and machines and expires if its holder crashes (agents.runs.state takes, renews, releases it).
-    turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
-    turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Bumped whenever one of the agent's stored rows changes in place (appends do not bump
     # it): with the window's seqs, the key of the rows agents/memory/window_cache.py keeps.
     context_revision = models.PositiveBigIntegerField(default=0, editable=False)

@@ -7,13 +7,14 @@ no row the caller can see is ``NotFound`` (404), like any other id of another or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
-from django.http import Http404
 
+from accounts.pages import or_404
 from accounts.scoping import Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
@@ -120,7 +121,10 @@ def in_context_message_ids(agents: Sequence[Agent]) -> dict[uuid.UUID, list[uuid
 # --- agents -------------------------------------------------------------------------------
 
 
-def _with_tools(agents: QuerySet[Agent]) -> QuerySet[Agent]:
+AgentRows = TypeVar("AgentRows", bound=QuerySet[Agent])
+
+
+def _with_tools(agents: AgentRows) -> AgentRows:
     return agents.prefetch_related("agent_tools__tool", "agent_blocks__block")
 
 
@@ -131,11 +135,8 @@ def agent_get(*, organization: Organization | None, agent_id: str, with_tools: b
     Another organization's agent, or no organization, is the same ``NotFound``. Its tools and
     blocks are prefetched unless ``with_tools`` is false (a turn reads them itself).
     """
-    pk = Agent.parse_public_id(agent_id)
     agents = Agent.objects.for_org(organization)
-    agent = (_with_tools(agents) if with_tools else agents).filter(pk=pk).first() if pk else None
-    if agent is None:
-        raise NotFound("Agent not found")
+    agent: Agent = (_with_tools(agents) if with_tools else agents).get_public(agent_id, missing="Agent not found")
     if organization is not None:
         agent.organization = organization  # the caller's, already loaded: no query when the turn reads it
     return agent
@@ -162,10 +163,7 @@ def thread_agent(
 
 def agent_get_or_404(*, organization: Organization | None, agent_id: str) -> Agent:
     """``agent_get`` for a page: its ``NotFound`` is Django's ``Http404`` (the 404 page)."""
-    try:
-        return agent_get(organization=organization, agent_id=agent_id, with_tools=False)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
+    return or_404(agent_get, organization=organization, agent_id=agent_id, with_tools=False)
 
 
 def _has_tag(tag: str) -> Q | RawSQL:
@@ -180,54 +178,50 @@ def _has_tag(tag: str) -> Q | RawSQL:
     )
 
 
+@dataclass(frozen=True)
+class AgentFilters:
+    """Letta's filters of ``GET /v1/agents`` and ``GET /v1/agents/count``.
+
+    ``tags`` matches agents with any of them (all of them with ``match_all_tags``).
+    """
+
+    name: str | None = None
+    query_text: str | None = None
+    tags: Sequence[str] = ()
+    match_all_tags: bool = False
+
+
+NO_FILTERS = AgentFilters()
+
+
 def agent_list(
     *,
     organization: Organization | None,
-    name: str | None = None,
-    query_text: str | None = None,
-    tags: Sequence[str] = (),
-    match_all_tags: bool = False,
+    filters: AgentFilters = NO_FILTERS,
     after: str | None = None,
     before: str | None = None,
     limit: int = 50,
     order: Order = "desc",
 ) -> list[Agent]:
-    """The organization's agents, newest first by default, with their tools prefetched.
-
-    ``tags`` matches agents with any of them (all of them with ``match_all_tags``).
-    """
-    agents = _filtered(organization, name=name, query_text=query_text, tags=tags, match_all_tags=match_all_tags)
+    """The organization's agents, newest first by default, with their tools prefetched."""
+    agents = _filtered(organization, filters)
     return page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
 
 
-def agent_count(
-    *,
-    organization: Organization | None,
-    name: str | None = None,
-    query_text: str | None = None,
-    tags: Sequence[str] = (),
-    match_all_tags: bool = False,
-) -> int:
+def agent_count(*, organization: Organization | None, filters: AgentFilters = NO_FILTERS) -> int:
     """How many agents ``agent_list`` would list with these filters, over all pages."""
-    return _filtered(organization, name=name, query_text=query_text, tags=tags, match_all_tags=match_all_tags).count()
+    return _filtered(organization, filters).count()
 
 
-def _filtered(
-    organization: Organization | None,
-    *,
-    name: str | None,
-    query_text: str | None,
-    tags: Sequence[str],
-    match_all_tags: bool,
-) -> QuerySet[Agent]:
+def _filtered(organization: Organization | None, filters: AgentFilters) -> QuerySet[Agent]:
     agents = Agent.objects.for_org(organization)
-    if name:
-        agents = agents.filter(name=name)
-    if query_text:
-        agents = agents.filter(name__icontains=query_text)
-    if tags:
-        conditions = [_has_tag(tag) for tag in tags]
-        if match_all_tags:
+    if filters.name:
+        agents = agents.filter(name=filters.name)
+    if filters.query_text:
+        agents = agents.filter(name__icontains=filters.query_text)
+    if filters.tags:
+        conditions = [_has_tag(tag) for tag in filters.tags]
+        if filters.match_all_tags:
             for condition in conditions:
                 agents = agents.filter(condition)
         else:

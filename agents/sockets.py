@@ -3,7 +3,7 @@ error and accepted frames."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -14,6 +14,9 @@ from agents.wire.messages import public_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    from channels.generic.websocket import AsyncWebsocketConsumer
+    from django.contrib.sessions.backends.base import SessionBase
 
     from accounts.models import Organization, User
     from agents.errors import ApplicationError
@@ -31,6 +34,17 @@ class SocketFrame(BaseModel):
     """A frame from a tab: strict, so a typo is an error frame rather than a silently ignored field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+async def scope_login(consumer: AsyncWebsocketConsumer) -> tuple[User, SessionBase | dict[str, Any]] | None:
+    """The socket's logged-in user and session; ``None`` (the socket closed with 4401) when nobody is logged in."""
+    scope_user = consumer.scope.get("user")
+    if scope_user is None or not scope_user.is_authenticated:
+        await consumer.close(code=CLOSE_UNAUTHENTICATED)
+        return None
+    session: SessionBase | dict[str, Any] = consumer.scope.get("session") or {}
+    # AuthMiddlewareStack's lazy proxy of the logged-in User.
+    return cast("User", scope_user), session
 
 
 def socket_organization(user: User, organization_id: Any) -> Organization:

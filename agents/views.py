@@ -37,7 +37,10 @@ def agent_list(request: OrganizationHttpRequest) -> HttpResponse:
     search = AgentSearchForm(request.GET)
     query = search_query(search)
     agents = selectors.agent_list(
-        organization=request.organization, query_text=query or None, limit=AGENT_LIST_LIMIT, order="desc"
+        organization=request.organization,
+        filters=selectors.AgentFilters(query_text=query or None),
+        limit=AGENT_LIST_LIMIT,
+        order="desc",
     )
     return render(request, "agents/list.html", {"agents": agents, "search": search, "query": query})
 

@@ -15,7 +15,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import organization_of
+from accounts.access import OrganizationRequestMixin
 from agents import selectors as agent_selectors
 from agents.wire.tools import tool_json
 from core.errors import InvalidArgument, NotFound, ValidationFailed
@@ -28,7 +28,7 @@ from mcp_servers.wire import legacy_config_json, server_json
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-    from accounts.models import Organization, User
+    from accounts.models import Organization
 
 HTTP_TYPES = (ServerType.STREAMABLE_HTTP, ServerType.SSE)
 
@@ -92,23 +92,10 @@ def _create_fields(config: dict[str, Any], server_type: Any, loc: list[str | int
     }
 
 
-class MCPServerAPIView(APIView):
+class MCPServerAPIView(OrganizationRequestMixin, APIView):
     """Every MCP view: the request's organization scopes each lookup (``agents.api`` is for ``config.urls`` only)."""
 
     schema = None  # Letta's MCP routes are not part of this server's OpenAPI document yet
-
-    @property
-    def organization(self) -> Organization | None:
-        return organization_of(self.request)
-
-    @property
-    def acting_user(self) -> User | None:
-        user = getattr(self.request, "user", None)
-        return user if user is not None and user.is_authenticated else None
-
-    def query_str(self, name: str) -> str | None:
-        value = self.request.query_params.get(name)
-        return value if value not in (None, "") else None
 
     @property
     def owner(self) -> Organization:

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import manager_required
-from accounts.pages import confirm_delete
+from accounts.pages import confirm_delete, or_404
 from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.errors import ApplicationError, NotFound
@@ -29,10 +29,7 @@ if TYPE_CHECKING:
 
 
 def _server(request: OrganizationHttpRequest, server_id: str) -> MCPServer:
-    try:
-        return selectors.server_get(organization=request.organization, server_id=server_id)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return or_404(selectors.server_get, organization=request.organization, server_id=server_id)
 
 
 def _text(exc: ApplicationError) -> str:

@@ -8,11 +8,10 @@ unavailable provider after the others; the offline demo model always last.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from accounts.scoping import page
-from core.errors import NotFound
 from providers.endpoints import base_endpoint, base_endpoints, byok_endpoint
 from providers.models import ModelKind, Provider, ProviderModel, ProviderStatus
 from providers.types import DEMO, SPECS, TYPE_ORDER, ProviderCategory
@@ -77,20 +76,14 @@ DEMO_LLM = ListedModel(
     endpoint=None,
     limits_source="default",
 )
-DEMO_EMBEDDING_MODEL = ListedModel(
-    provider_name=DEMO,
-    provider_type=DEMO,
-    provider_category=ProviderCategory.BASE,
+# The demo provider's embedding model: the demo model's listing but for its name, kind and size.
+DEMO_EMBEDDING_MODEL = replace(
+    DEMO_LLM,
     name=DEMO_EMBEDDING,
     display_name="Demo embedding (offline hashed bag of words)",
     kind=ModelKind.EMBEDDING,
-    context_window=DEMO_CONTEXT_WINDOW,
     max_output_tokens=None,
     embedding_dim=DEMO_EMBEDDING_DIM,
-    endpoint_type=DEMO,
-    embedding_endpoint_type=DEMO,
-    endpoint=None,
-    limits_source="default",
 )
 
 
@@ -118,10 +111,8 @@ def provider_list(
 
 def provider_get(*, organization: Organization | None, provider_id: str) -> Provider:
     """The organization's provider ``provider_id`` (``provider-<uuid>``); another organization's is a ``NotFound``."""
-    pk = Provider.parse_public_id(provider_id)
-    provider: Provider | None = Provider.objects.for_org(organization).byok().filter(pk=pk).first() if pk else None
-    if provider is None:
-        raise NotFound(f"Provider {provider_id} not found")
+    rows = Provider.objects.for_org(organization).byok()
+    provider: Provider = rows.get_public(provider_id, missing=f"Provider {provider_id} not found")
     return provider
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import manager_required
-from accounts.pages import confirm_delete
-from core.errors import ApplicationError, NotFound
+from accounts.pages import confirm_delete, or_404
+from core.errors import ApplicationError
 from providers import selectors, services
 from providers.endpoints import base_endpoints
 from providers.forms import ProviderForm
@@ -30,10 +29,7 @@ if TYPE_CHECKING:
 
 
 def _provider(request: OrganizationHttpRequest, provider_id: str) -> Provider:
-    try:
-        return selectors.provider_get(organization=request.organization, provider_id=provider_id)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return or_404(selectors.provider_get, organization=request.organization, provider_id=provider_id)
 
 
 def _credentials(form: ProviderForm) -> tuple[str, str, str]:

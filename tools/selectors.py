@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accounts.scoping import Order, page
-from core.errors import NotFound
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -18,65 +17,45 @@ if TYPE_CHECKING:
 
 
 def tool_get(*, organization: Organization | None, tool_id: str) -> Tool:
-    pk = Tool.parse_public_id(tool_id)
-    tool = Tool.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if tool is None:
-        raise NotFound("Tool not found")
+    tool: Tool = Tool.objects.for_org(organization).get_public(tool_id, missing="Tool not found")
     return tool
+
+
+@dataclass(frozen=True)
+class ToolFilters:
+    """Letta's filters of ``GET /v1/tools`` and ``GET /v1/tools/count``."""
+
+    name: str | None = None
+    names: Sequence[str] = ()
+    tool_ids: Sequence[str] = ()
+    search: str | None = None
+    tool_types: Sequence[str] = ()
+    exclude_tool_types: Sequence[str] = ()
+    return_only_letta_tools: bool = False
+
+
+NO_FILTERS = ToolFilters()
 
 
 def tool_list(
     *,
     organization: Organization | None,
-    name: str | None = None,
-    names: Sequence[str] = (),
-    tool_ids: Sequence[str] = (),
-    search: str | None = None,
-    tool_types: Sequence[str] = (),
-    exclude_tool_types: Sequence[str] = (),
-    return_only_letta_tools: bool = False,
+    filters: ToolFilters = NO_FILTERS,
     after: str | None = None,
     before: str | None = None,
     limit: int = 50,
     order: Order = "desc",
 ) -> list[Tool]:
     """The organization's tools, newest first by default, with Letta's filters."""
-    tools = _filtered(
-        organization,
-        name=name,
-        names=names,
-        tool_ids=tool_ids,
-        search=search,
-        tool_types=tool_types,
-        exclude_tool_types=exclude_tool_types,
-        return_only_letta_tools=return_only_letta_tools,
-    )
+    tools = _filtered(organization, filters)
     return page(tools, Tool, after=after, before=before, limit=limit, order=order)
 
 
 def tool_count(
-    *,
-    organization: Organization | None,
-    name: str | None = None,
-    names: Sequence[str] = (),
-    tool_ids: Sequence[str] = (),
-    search: str | None = None,
-    tool_types: Sequence[str] = (),
-    exclude_tool_types: Sequence[str] = (),
-    return_only_letta_tools: bool = False,
-    exclude_letta_tools: bool = False,
+    *, organization: Organization | None, filters: ToolFilters = NO_FILTERS, exclude_letta_tools: bool = False
 ) -> int:
     """How many tools ``tool_list`` would list with these filters (Letta's ``GET /v1/tools/count``)."""
-    tools = _filtered(
-        organization,
-        name=name,
-        names=names,
-        tool_ids=tool_ids,
-        search=search,
-        tool_types=tool_types,
-        exclude_tool_types=exclude_tool_types,
-        return_only_letta_tools=return_only_letta_tools,
-    )
+    tools = _filtered(organization, filters)
     if exclude_letta_tools:
         tools = tools.exclude(tool_type__startswith="letta_")
     return tools.count()
@@ -135,30 +114,20 @@ def _text_score(tool: Tool, terms: list[str]) -> int:
     return sum(3 * (term in name) + 2 * (term in tags) + (term in description) for term in terms)
 
 
-def _filtered(
-    organization: Organization | None,
-    *,
-    name: str | None,
-    names: Sequence[str],
-    tool_ids: Sequence[str],
-    search: str | None,
-    tool_types: Sequence[str],
-    exclude_tool_types: Sequence[str],
-    return_only_letta_tools: bool,
-) -> QuerySet[Tool]:
+def _filtered(organization: Organization | None, filters: ToolFilters) -> QuerySet[Tool]:
     tools = Tool.objects.for_org(organization)
-    if name:
-        tools = tools.filter(name=name)
-    if names:
-        tools = tools.filter(name__in=names)
-    if tool_ids:
-        tools = tools.filter(pk__in=[pk for pk in map(Tool.parse_public_id, tool_ids) if pk])
-    if search:
-        tools = tools.filter(name__icontains=search)
-    if tool_types:
-        tools = tools.filter(tool_type__in=tool_types)
-    if exclude_tool_types:
-        tools = tools.exclude(tool_type__in=exclude_tool_types)
-    if return_only_letta_tools:
+    if filters.name:
+        tools = tools.filter(name=filters.name)
+    if filters.names:
+        tools = tools.filter(name__in=filters.names)
+    if filters.tool_ids:
+        tools = tools.filter(pk__in=[pk for pk in map(Tool.parse_public_id, filters.tool_ids) if pk])
+    if filters.search:
+        tools = tools.filter(name__icontains=filters.search)
+    if filters.tool_types:
+        tools = tools.filter(tool_type__in=filters.tool_types)
+    if filters.exclude_tool_types:
+        tools = tools.exclude(tool_type__in=filters.exclude_tool_types)
+    if filters.return_only_letta_tools:
         tools = tools.filter(tool_type__startswith="letta_")
     return tools

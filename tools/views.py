@@ -39,7 +39,10 @@ def tool_list(request: OrganizationHttpRequest) -> HttpResponse:
     search = ToolSearchForm(request.GET)
     query = search_query(search)
     tools = tool_selectors.tool_list(
-        organization=request.organization, search=query or None, limit=TOOL_LIST_LIMIT, order="asc"
+        organization=request.organization,
+        filters=tool_selectors.ToolFilters(search=query or None),
+        limit=TOOL_LIST_LIMIT,
+        order="asc",
     )
     tools.sort(key=lambda tool: tool.name)
     context = {"tools": tools, "search": search, "query": query, "sandbox_notice": source_tools_notice()}

@@ -11,7 +11,7 @@ from typing_extensions import TypedDict
 
 from agents import selectors, services
 from agents.api import serializers as s
-from agents.api.base import OrgScopedAPIView
+from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.states import agent_state_of, providers_of
 from agents.errors import ValidationFailed
@@ -68,14 +68,19 @@ def _pending_approval_included(view: OrgScopedAPIView) -> bool:
     return "agent.pending_approval" in include
 
 
+FILTERS = (
+    QueryFilter("name", "text", "Only agents with exactly this name."),
+    QueryFilter("query_text", "text", "Only agents whose name contains this text."),
+    QueryFilter("tags", "list", "Only agents with any of these tags."),
+    QueryFilter("match_all_tags", "flag", "Require every tag instead of any."),
+)
+
+
 class AgentListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_list",
         parameters=[
-            OpenApiParameter("name", str, description="Only agents with exactly this name."),
-            OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
-            OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
-            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+            *filter_parameters(FILTERS),
             OpenApiParameter("ascending", bool, description="Oldest first (legacy form of order=asc)."),
             INCLUDE_PARAMETER,
             *PAGINATION,
@@ -87,10 +92,7 @@ class AgentListView(OrgScopedAPIView):
         default_order = "asc" if ascending else "desc"
         agents = selectors.agent_list(
             organization=self.organization,
-            name=self.query_str("name"),
-            query_text=self.query_str("query_text"),
-            tags=self.query_list("tags"),
-            match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+            filters=selectors.AgentFilters(**self.query_filters(FILTERS)),
             **self.cursor(limit=50, order=default_order),
         )
         pending = _pending_approval_included(self)
@@ -143,22 +145,14 @@ class AgentListView(OrgScopedAPIView):
 class AgentCountView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_count",
-        parameters=[
-            OpenApiParameter("name", str, description="Only agents with exactly this name."),
-            OpenApiParameter("query_text", str, description="Only agents whose name contains this text."),
-            OpenApiParameter("tags", str, many=True, description="Only agents with any of these tags."),
-            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
-        ],
+        parameters=filter_parameters(FILTERS),
         responses={200: int, **errors(422)},
     )
     def get(self, request: Request) -> Response:
         return Response(
             selectors.agent_count(
                 organization=self.organization,
-                name=self.query_str("name"),
-                query_text=self.query_str("query_text"),
-                tags=self.query_list("tags"),
-                match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+                filters=selectors.AgentFilters(**self.query_filters(FILTERS)),
             )
         )
 

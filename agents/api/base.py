@@ -9,15 +9,17 @@ generic ``get_object`` / ``get_queryset`` hooks.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse, HttpResponseBase
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import organization_of
+from accounts.access import OrganizationRequestMixin
 from agents import selectors
 from agents.errors import ValidationFailed
 from tools import selectors as tool_selectors
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from django.http import HttpRequest
     from rest_framework.request import Request
 
-    from accounts.models import Organization, User
     from agents.models import Agent
     from tools.models import Tool
 
@@ -62,7 +63,25 @@ def unstorable_text(value: Any, loc: list[str | int]) -> list[dict[str, Any]]:
     return []
 
 
-class OrgScopedAPIView(APIView):
+@dataclass(frozen=True)
+class QueryFilter:
+    """A list route's filter, said once: its OpenAPI parameter and how the view reads it."""
+
+    name: str
+    kind: Literal["text", "list", "flag"]  # one text, repeated or comma-separated texts, a boolean
+    description: str
+
+    def parameter(self) -> OpenApiParameter:
+        if self.kind == "flag":
+            return OpenApiParameter(self.name, bool, description=self.description)
+        return OpenApiParameter(self.name, str, many=self.kind == "list", description=self.description)
+
+
+def filter_parameters(filters: Sequence[QueryFilter]) -> list[OpenApiParameter]:
+    return [query_filter.parameter() for query_filter in filters]
+
+
+class OrgScopedAPIView(OrganizationRequestMixin, APIView):
     _sealed: ClassVar[tuple[str, ...]] = (
         "organization",
         "acting_user",
@@ -92,16 +111,6 @@ class OrgScopedAPIView(APIView):
         if errors:
             raise ValidationFailed(errors)
 
-    @property
-    def organization(self) -> Organization | None:
-        return organization_of(self.request)
-
-    @property
-    def acting_user(self) -> User | None:
-        """The person behind the request (a key's creator, or the logged-in user), if any."""
-        user = getattr(self.request, "user", None)
-        return user if user is not None and user.is_authenticated else None
-
     def get_agent(self, agent_id: str, *, with_tools: bool = True) -> Agent:
         """The organization's agent ``agent_id``; ``with_tools=False`` skips prefetching its tools and blocks."""
         return selectors.agent_get(organization=self.organization, agent_id=agent_id, with_tools=with_tools)
@@ -110,10 +119,6 @@ class OrgScopedAPIView(APIView):
         return tool_selectors.tool_get(organization=self.organization, tool_id=tool_id)
 
     # --- query parameters, validated like FastAPI's (422 naming the parameter) -----------
-
-    def query_str(self, name: str) -> str | None:
-        value = self.request.query_params.get(name)
-        return value if value not in (None, "") else None
 
     def query_list(self, name: str) -> list[str]:
         """Repeated (``?tags=a&tags=b``) or comma-separated (``?tags=a,b``) values."""
@@ -151,6 +156,17 @@ class OrgScopedAPIView(APIView):
         if raw not in choices:
             raise _query_error(name, f"Input should be one of {', '.join(repr(c) for c in choices)}", "enum")
         return raw
+
+    def query_filters(self, filters: Sequence[QueryFilter]) -> dict[str, Any]:
+        """The request's value of each of ``filters``: a text or ``None``, a list, a flag (false when absent)."""
+        values: dict[str, Any] = {}
+        for query_filter in filters:
+            name = query_filter.name
+            if query_filter.kind == "flag":
+                values[name] = bool(self.query_bool(name, default=False))
+            else:
+                values[name] = self.query_list(name) if query_filter.kind == "list" else self.query_str(name)
+        return values
 
     def cursor(self, *, limit: int, order: str, order_by: tuple[str, ...] = ("created_at",)) -> dict[str, Any]:
         """``after``, ``before``, ``limit`` and ``order`` of a list route (``order_by`` is validated, one key)."""

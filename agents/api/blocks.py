@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from agents.api.base import OrgScopedAPIView
+from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.memory_serializers import BlockCreateInput, BlockUpdateInput
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.states import agent_state_of
@@ -84,16 +84,21 @@ class AgentBlockDetachView(OrgScopedAPIView):
         return Response(agent_state_of(self.get_agent(agent_id)))
 
 
+FILTERS = (
+    QueryFilter("label", "text", "Only blocks with exactly this label."),
+    QueryFilter("label_search", "text", "Only blocks whose label contains this text."),
+    QueryFilter("value_search", "text", "Only blocks whose value contains this text."),
+    QueryFilter("description_search", "text", "Only blocks whose description contains this."),
+    QueryFilter("tags", "list", "Only blocks with any of these tags."),
+    QueryFilter("match_all_tags", "flag", "Require every tag instead of any."),
+)
+
+
 class BlockListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="blocks_list",
         parameters=[
-            OpenApiParameter("label", str, description="Only blocks with exactly this label."),
-            OpenApiParameter("label_search", str, description="Only blocks whose label contains this text."),
-            OpenApiParameter("value_search", str, description="Only blocks whose value contains this text."),
-            OpenApiParameter("description_search", str, description="Only blocks whose description contains this."),
-            OpenApiParameter("tags", str, many=True, description="Only blocks with any of these tags."),
-            OpenApiParameter("match_all_tags", bool, description="Require every tag instead of any."),
+            *filter_parameters(FILTERS),
             OpenApiParameter("connected_to_agents_count_gt", int, description="Attached to more agents than this."),
             OpenApiParameter("connected_to_agents_count_lt", int, description="Attached to fewer agents than this."),
             OpenApiParameter("connected_to_agents_count_eq", int, description="Attached to exactly this many agents."),
@@ -107,12 +112,7 @@ class BlockListView(OrgScopedAPIView):
 
         blocks = selectors.block_list(
             organization=self.organization,
-            label=self.query_str("label"),
-            label_search=self.query_str("label_search"),
-            value_search=self.query_str("value_search"),
-            description_search=self.query_str("description_search"),
-            tags=self.query_list("tags"),
-            match_all_tags=bool(self.query_bool("match_all_tags", default=False)),
+            **self.query_filters(FILTERS),
             connected_to_agents_count_gt=count("connected_to_agents_count_gt"),
             connected_to_agents_count_lt=count("connected_to_agents_count_lt"),
             connected_to_agents_count_eq=[c for c in [count("connected_to_agents_count_eq")] if c is not None],

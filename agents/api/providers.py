@@ -37,6 +37,14 @@ def _text(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(required=False, allow_null=True, allow_blank=True, **kwargs)
 
 
+CREDENTIALS = ("api_key", "base_url", "api_version", "region")
+
+
+def _sent(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The fields of ``data`` among ``names`` that the client sent, null or not (the service reads a null)."""
+    return {name: data[name] for name in names if name in data}
+
+
 class RequiredKey(serializers.CharField):
     """Letta's ``api_key``: required in the body (FastAPI's 422 ``missing``), though ``""`` or null may be given
     (a local server without a key; on a change, the stored key stays)."""
@@ -129,7 +137,7 @@ class ProviderListView(OrgScopedAPIView):
             organization=self.organization,  # type: ignore[arg-type]  # never None: HasOrganization
             name=data["name"],
             provider_type=data["provider_type"],
-            **{key: data[key] for key in ("api_key", "base_url", "api_version", "region") if key in data},
+            **_sent(data, *CREDENTIALS),
         )
         return Response(provider_json(provider))
 
@@ -147,7 +155,7 @@ class ProviderCheckView(OrgScopedAPIView):
             data["provider_type"],
             lambda: provider_services.provider_check(
                 provider_type=data["provider_type"],
-                **{key: data[key] for key in ("api_key", "base_url", "api_version") if key in data},
+                **_sent(data, "api_key", "base_url", "api_version"),
             ),
         )
 
@@ -171,7 +179,7 @@ class ProviderDetailView(OrgScopedAPIView):
         data = _body(request, ProviderUpdateInput)
         provider = provider_services.provider_update(
             provider=provider,
-            **{key: data[key] for key in ("api_key", "base_url", "api_version", "region") if key in data},
+            **_sent(data, *CREDENTIALS),
         )
         return Response(provider_json(provider))
 

@@ -14,7 +14,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from agents.api import serializers as s
-from agents.api.base import OrgScopedAPIView
+from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.openapi import cursor_parameters, errors
 from agents.errors import Conflict, InvalidArgument
 from agents.wire.tools import Tool, ToolSearchResult, tool_json, tool_search_result
@@ -52,17 +52,22 @@ def _tool_body(request: Request, serializer: type[s.ToolCreateInput] | type[s.To
     return dict(body.validated_data)
 
 
+FILTERS = (
+    QueryFilter("name", "text", "Only the tool with this name."),
+    QueryFilter("names", "list", "Only tools with these names."),
+    QueryFilter("tool_ids", "list", "Only tools with these ids."),
+    QueryFilter("search", "text", "Only tools whose name contains this text."),
+    QueryFilter("tool_types", "list", "Only tools of these types."),
+    QueryFilter("exclude_tool_types", "list", "No tools of these types."),
+    QueryFilter("return_only_letta_tools", "flag", "Only built-in (letta_*) tools."),
+)
+
+
 class ToolListView(OrgScopedAPIView):
     @extend_schema(
         operation_id="tools_list",
         parameters=[
-            OpenApiParameter("name", str, description="Only the tool with this name."),
-            OpenApiParameter("names", str, many=True, description="Only tools with these names."),
-            OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
-            OpenApiParameter("search", str, description="Only tools whose name contains this text."),
-            OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
-            OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
-            OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+            *filter_parameters(FILTERS),
             *cursor_parameters("tool", limit=50, order="desc"),
         ],
         responses={200: list[Tool], **errors(404, 422)},
@@ -70,13 +75,7 @@ class ToolListView(OrgScopedAPIView):
     def get(self, request: Request) -> Response:
         tools = tool_selectors.tool_list(
             organization=self.organization,
-            name=self.query_str("name"),
-            names=self.query_list("names"),
-            tool_ids=self.query_list("tool_ids"),
-            search=self.query_str("search"),
-            tool_types=self.query_list("tool_types"),
-            exclude_tool_types=self.query_list("exclude_tool_types"),
-            return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
+            filters=tool_selectors.ToolFilters(**self.query_filters(FILTERS)),
             **self.cursor(limit=50, order="desc"),
         )
         return Response([tool_json(tool) for tool in tools])
@@ -149,13 +148,7 @@ class ToolCountView(OrgScopedAPIView):
     @extend_schema(
         operation_id="tools_count",
         parameters=[
-            OpenApiParameter("name", str, description="Only the tool with this name."),
-            OpenApiParameter("names", str, many=True, description="Only tools with these names."),
-            OpenApiParameter("tool_ids", str, many=True, description="Only tools with these ids."),
-            OpenApiParameter("search", str, description="Only tools whose name contains this text."),
-            OpenApiParameter("tool_types", str, many=True, description="Only tools of these types."),
-            OpenApiParameter("exclude_tool_types", str, many=True, description="No tools of these types."),
-            OpenApiParameter("return_only_letta_tools", bool, description="Only built-in (letta_*) tools."),
+            *filter_parameters(FILTERS),
             OpenApiParameter("exclude_letta_tools", bool, description="No built-in (letta_*) tools."),
         ],
         responses={200: int, **errors(422)},
@@ -164,13 +157,7 @@ class ToolCountView(OrgScopedAPIView):
         return Response(
             tool_selectors.tool_count(
                 organization=self.organization,
-                name=self.query_str("name"),
-                names=self.query_list("names"),
-                tool_ids=self.query_list("tool_ids"),
-                search=self.query_str("search"),
-                tool_types=self.query_list("tool_types"),
-                exclude_tool_types=self.query_list("exclude_tool_types"),
-                return_only_letta_tools=bool(self.query_bool("return_only_letta_tools", default=False)),
+                filters=tool_selectors.ToolFilters(**self.query_filters(FILTERS)),
                 exclude_letta_tools=bool(self.query_bool("exclude_letta_tools", default=False)),
             )
         )

@@ -4,7 +4,7 @@ organization's pending approvals, and the inbox page's answers to them."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -18,17 +18,15 @@ from agents.engine.inputs import MAX_APPROVALS, ApprovalAnswer
 from agents.errors import ApplicationError, NotFound
 from agents.sockets import (
     CLOSE_FORBIDDEN,
-    CLOSE_UNAUTHENTICATED,
     SERVER_FAULT,
     SocketFrame,
     accepted_frame,
     error_detail,
+    scope_login,
     socket_agent,
 )
 
 if TYPE_CHECKING:
-    from django.contrib.sessions.backends.base import SessionBase
-
     from accounts.models import User
 
 logger = logging.getLogger(__name__)
@@ -57,12 +55,10 @@ class ApprovalInboxConsumer(AsyncJsonWebsocketConsumer):
     group: str
 
     async def connect(self) -> None:
-        scope_user = self.scope.get("user")
-        if scope_user is None or not scope_user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        login = await scope_login(self)
+        if login is None:
             return
-        self.user = cast("User", scope_user)
-        session: SessionBase | dict[str, Any] = self.scope.get("session") or {}
+        self.user, session = login
         membership = await database_sync_to_async(membership_for)(self.user, session.get(SESSION_ORGANIZATION_KEY))
         if membership is None:
             await self.close(code=CLOSE_FORBIDDEN)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -39,16 +39,14 @@ from agents.sockets import (
     CLOSE_FORBIDDEN,
     CLOSE_NOT_FOUND,
     CLOSE_TOO_MANY_FRAMES,
-    CLOSE_UNAUTHENTICATED,
     SERVER_FAULT,
     SocketFrame,
     error_detail,
+    scope_login,
     socket_agent,
 )
 
 if TYPE_CHECKING:
-    from django.contrib.sessions.backends.base import SessionBase
-
     from accounts.models import User
     from agents.models import Agent, Run
 
@@ -123,12 +121,10 @@ class AgentChatConsumer(AsyncJsonWebsocketConsumer):
     group: str
 
     async def connect(self) -> None:
-        scope_user = self.scope.get("user")
-        if scope_user is None or not scope_user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        login = await scope_login(self)
+        if login is None:
             return
-        user = cast("User", scope_user)  # AuthMiddlewareStack's lazy proxy of the logged-in User
-        session: SessionBase | dict[str, Any] = self.scope.get("session") or {}
+        user, session = login
         try:
             agent = await database_sync_to_async(socket_agent)(
                 user=user,

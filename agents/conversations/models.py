@@ -55,7 +55,28 @@ class ConversationQuerySet(OrgScopedQuerySet):
         return self.filter(deleted_at__isnull=True)
 
 
-class Conversation(PublicIdModel):
+class ThreadState(models.Model):
+    """A thread's window pointers and turn lease: the agent's default thread (``Agent``) and each
+    ``Conversation`` keep the same ones for their own rows.
+
+    The model's context window is the system row at ``context_start_seq``, then every later row;
+    after a compaction, the summary row (``context_summary_seq``) and the rows from
+    ``context_keep_seq``. One turn at a time: a lease taken with a conditional UPDATE, so it holds
+    across processes and machines and expires if its holder crashes (``agents.runs.state`` takes,
+    renews and releases it).
+    """
+
+    context_start_seq = models.BigIntegerField(default=0, editable=False)
+    context_summary_seq = models.BigIntegerField(null=True, blank=True, editable=False)
+    context_keep_seq = models.BigIntegerField(null=True, blank=True, editable=False)
+    turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
+    turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class Conversation(PublicIdModel, ThreadState):
     id_prefix = "conv"
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
@@ -75,13 +96,6 @@ class Conversation(PublicIdModel):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # The thread's window and lease: the same pointers and lease as the agent's default thread
-    # (``Agent.context_start_seq``…, ``Agent.turn_lock_run_id``…), kept for this thread.
-    context_start_seq = models.BigIntegerField(default=0, editable=False)
-    context_summary_seq = models.BigIntegerField(null=True, blank=True, editable=False)
-    context_keep_seq = models.BigIntegerField(null=True, blank=True, editable=False)
-    turn_lock_run_id = models.UUIDField(null=True, blank=True, editable=False)
-    turn_lock_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ConversationQuerySet.as_manager()
 

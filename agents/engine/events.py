@@ -24,9 +24,23 @@ class TurnUsage:
 
 
 @dataclass(frozen=True)
-class MessageEvent:
+class RunEvent:
+    """What every event carries: its run and its place in the run's stream."""
+
     run_id: Any
     seq: int
+
+
+@dataclass(frozen=True)
+class DeltaEvent(RunEvent):
+    """A preview of a row not persisted yet: its pre-assigned ``message_id`` and its step."""
+
+    message_id: Any
+    step_id: Any
+
+
+@dataclass(frozen=True)
+class MessageEvent(RunEvent):
     message: MessageSnapshot
     # True when this row's content already went out as deltas (token streaming).
     streamed: bool = False
@@ -34,11 +48,7 @@ class MessageEvent:
 
 
 @dataclass(frozen=True)
-class ReasoningDeltaEvent:
-    run_id: Any
-    seq: int
-    message_id: Any
-    step_id: Any
+class ReasoningDeltaEvent(DeltaEvent):
     text: str
     signature: str | None = None
     # The LettaMessage of the row this previews, and its length before this delta.
@@ -48,11 +58,7 @@ class ReasoningDeltaEvent:
 
 
 @dataclass(frozen=True)
-class TextDeltaEvent:
-    run_id: Any
-    seq: int
-    message_id: Any
-    step_id: Any
+class TextDeltaEvent(DeltaEvent):
     text: str
     part_index: int = 0
     offset: int = 0
@@ -60,11 +66,7 @@ class TextDeltaEvent:
 
 
 @dataclass(frozen=True)
-class ToolCallDeltaEvent:
-    run_id: Any
-    seq: int
-    message_id: Any
-    step_id: Any
+class ToolCallDeltaEvent(DeltaEvent):
     index: int
     tool_call_id: str | None
     name: str | None
@@ -74,9 +76,7 @@ class ToolCallDeltaEvent:
 
 
 @dataclass(frozen=True)
-class RunFinishedEvent:
-    run_id: Any
-    seq: int
+class RunFinishedEvent(RunEvent):
     stop_reason: StopReason
     usage: TurnUsage = field(default_factory=TurnUsage)
     error: str | None = None

@@ -32,10 +32,9 @@ Order = Literal["asc", "desc"]
 
 
 def archive_get(*, organization: Organization | Any | None, archive_id: str) -> Archive:
-    pk = Archive.parse_public_id(archive_id)
-    archive = Archive.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if archive is None:
-        raise NotFound(f"Archive with id {archive_id} not found")
+    archive: Archive = Archive.objects.for_org(organization).get_public(
+        archive_id, missing=f"Archive with id {archive_id} not found"
+    )
     return archive
 
 
@@ -75,10 +74,8 @@ def agent_passages(agent: Agent | Any) -> QuerySet[Passage]:
 
 
 def archive_passage_get(*, archive: Archive, passage_id: str) -> Passage:
-    pk = Passage.parse_public_id(passage_id)
-    passage = Passage.objects.for_org(archive.organization_id).filter(archive=archive, pk=pk).first() if pk else None
-    if passage is None:
-        raise NotFound(f"Passage with id {passage_id} not found")
+    rows = Passage.objects.for_org(archive.organization_id).filter(archive=archive)
+    passage: Passage = rows.get_public(passage_id, missing=f"Passage with id {passage_id} not found")
     return passage
 
 

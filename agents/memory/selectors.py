@@ -45,10 +45,7 @@ def any_of(conditions: Sequence[Q]) -> Q:
 
 
 def block_get(*, organization: Organization | None, block_id: str) -> Block:
-    pk = Block.parse_public_id(block_id)
-    block = Block.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if block is None:
-        raise NotFound(f"Block not found: {block_id}")
+    block: Block = Block.objects.for_org(organization).get_public(block_id, missing=f"Block not found: {block_id}")
     return block
 
 
@@ -157,10 +154,7 @@ def passage_list(
 
 
 def passage_get(*, agent: Agent, passage_id: str) -> Passage:
-    pk = Passage.parse_public_id(passage_id)
-    passage = agent_passages(agent).filter(pk=pk).first() if pk else None
-    if passage is None:
-        raise NotFound(f"Passage not found: {passage_id}")
+    passage: Passage = agent_passages(agent).get_public(passage_id, missing=f"Passage not found: {passage_id}")
     return passage
 
 

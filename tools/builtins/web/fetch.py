@@ -8,6 +8,7 @@ name), so a second DNS answer cannot send it elsewhere. Redirects are followed b
 each through the same check; environment proxies are ignored for the same reason. The
 body is capped (``WEB_FETCH_MAX_BYTES``), and so are the connect, read and total times.
 HTML becomes Markdown with trafilatura (what Letta uses: it keeps the main text and drops
+navigation and boilerplate); other text comes back as it is; binary content is an error.
 """
 
 from __future__ import annotations
