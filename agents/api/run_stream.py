@@ -26,7 +26,7 @@ from agents.models import Message, MessageRole, Run, RunStatus
 from agents.wire.stream import INPUT_ROLES, Delta, OutputRow, StreamEncoder, output_row, stop_reason_json, usage_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Collection
+    from collections.abc import AsyncIterator, Collection, Iterator
 
     from django.http import StreamingHttpResponse
 
@@ -84,6 +84,15 @@ def _delta(payload: dict[str, Any]) -> Delta:
     return event_class(**fields)
 
 
+def _ended(encoder: StreamEncoder, run: Run, rows: list[OutputRow]) -> Iterator[bytes]:
+    """The frames that close the stream of an ended run: its rows not sent yet, its stop reason and usage."""
+    for chunk in encoder.rows_committed(rows):
+        yield sse_frame(chunk)
+    yield sse_frame(stop_reason_json(run.stop_reason or "error"))
+    yield sse_frame(usage_json(_usage(run), [run.public_id]))
+    yield sse_frame("[DONE]")
+
+
 async def run_stream(
     run: Run,
     *,
@@ -99,6 +108,11 @@ async def run_stream(
         continuous=False,
         message_types=message_types,
     )
+    current, rows = await sync_to_async(_snapshot)(run.pk)
+    if current.status in FINISHED:  # an ended run is its rows: no need of the channel layer
+        for frame in _ended(encoder, current, rows):
+            yield frame
+        return
     layer = get_channel_layer()
     group = agent_group(run.agent_id, run.conversation_id)
     channel: str | None = None
@@ -110,13 +124,12 @@ async def run_stream(
         deadline = time.monotonic() + MAX_STREAM_SECONDS
         while time.monotonic() < deadline:
             current, rows = await sync_to_async(_snapshot)(run.pk)
+            if current.status in FINISHED:
+                for frame in _ended(encoder, current, rows):
+                    yield frame
+                return
             for chunk in encoder.rows_committed(rows):
                 yield sse_frame(chunk)
-            if current.status in FINISHED:
-                yield sse_frame(stop_reason_json(current.stop_reason or "error"))
-                yield sse_frame(usage_json(_usage(current), [current.public_id]))
-                yield sse_frame("[DONE]")
-                return
             # Follow live events until the run ends or something was missed; then read the rows again.
             async for payload in _live_payloads(layer, channel, run_id, include_pings):
                 if isinstance(payload, bytes):
