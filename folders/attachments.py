@@ -71,6 +71,19 @@ def folder_detach(*, agent: Agent, folder: Folder) -> None:
             agent_detach_tool(agent=agent, tool=tool)
 
 
+@transaction.atomic
+def agent_set_folders(*, agent: Agent, folders: Iterable[Folder]) -> None:
+    """Attach exactly ``folders`` to the agent (the agent form): new ones through ``folder_attach``,
+    dropped ones through ``folder_detach``; folders that stay are left as they are (their open files too)."""
+    wanted = {folder.pk: folder for folder in folders}
+    current = set(FolderAgent.objects.filter(agent=agent).values_list("folder_id", flat=True))
+    for folder in Folder.objects.for_org(agent.organization_id).filter(pk__in=current - set(wanted)):
+        folder_detach(agent=agent, folder=folder)
+    for pk, folder in wanted.items():
+        if pk not in current:
+            folder_attach(agent=agent, folder=folder)
+
+
 def open_in_attached_agents(file: FileMetadata) -> None:
     """A newly parsed file opens in every agent its folder is attached to (as Letta does)."""
     for link in FolderAgent.objects.filter(folder_id=file.folder_id).select_related("agent"):
