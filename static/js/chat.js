@@ -5,7 +5,7 @@
 // events until that "sync" answer arrives. Rows are keyed by their seq (a row seen
 // twice replaces itself, never doubles); each run's payloads are applied once, in
 // order: seq <= the last one seen is ignored, and a gap triggers another resume.
-// Payloads without a seq ("memory_updated") are state, not run events: applied at once.
+// Payloads without a seq ("memory_updated", "files_updated") are state, not run events: applied at once.
 //
 // The server decides, the page renders: each run comes as the chat shows it (active or not,
 // the banner of its end: agents.wire.chat.chat_run), rows carry their memory-edit notes and
@@ -55,6 +55,7 @@ const approval = new ChatApprovals({
 const memory = new MemoryPanel({
   root: $("memory-panel"),
   list: $("memory-blocks"),
+  files: $("memory-files"),
   meter: $("context-bar"),
   meterText: $("context-text"),
   toggle: $("memory-toggle"),
@@ -113,6 +114,7 @@ function placeUsages(runIds) {
 /** State that is not part of a run (no seq): the latest value wins, nothing to order. */
 function applyState(payload) {
   if (payload.type === "memory_updated") memory.apply(payload);
+  else if (payload.type === "files_updated") memory.setFiles(payload.files);
 }
 
 function applyPayload(payload) {
