@@ -3,8 +3,10 @@
 Statuses follow Letta: ``pending → parsing → embedding → completed``, or ``error`` with the
 reason from any status before. ``process_file`` is the one pipeline; its executors
 (``folders.tasks``) only call it. Progress (``chunks_embedded`` of ``total_chunks``) is written
-as the chunks are embedded, at most every ``PROGRESS_SECONDS``, so a poller sees it move. A
-second delivery of the same file finds it past ``pending`` and does nothing.
+as the chunks are embedded, at most every ``PROGRESS_SECONDS``; after each status or progress
+write the row is announced (``folders.broadcast.announce_file``), so the Files page and the chat
+see it move without polling. A second delivery of the same file finds it past ``pending`` and does
+nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.db import transaction
 
 from agents.memory.archival import embedder_for
 from folders.attachments import open_in_attached_agents
+from folders.broadcast import announce_file
 from folders.chunking import passages
 from folders.errors import ParseFailed
 from folders.models import FileChunk, FileMetadata, ProcessingStatus
@@ -57,7 +60,12 @@ def process_file(file_pk: Any, *, progress: Progress | None = None) -> FileMetad
     if file is None or file.processing_status != ProcessingStatus.PENDING:
         return None
     started = time.monotonic()
-    report = progress or (lambda _file: None)
+
+    def report(row: FileMetadata) -> None:
+        announce_file(row)
+        if progress is not None:
+            progress(row)
+
     if not _move(file, ProcessingStatus.PARSING):
         return None
     report(file)

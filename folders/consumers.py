@@ -1,0 +1,65 @@
+"""A Files page's WebSocket, at ``/ws/folders/<folder id>/``: the ``file_status`` payloads of the
+folder's files as ``folders.broadcast`` announces them (the page polls only while this is down).
+
+A logged-in member of the folder's organization only: anyone else is closed with 4401, 4403 or
+4404 (another organization's folder is not found), before joining the folder's group.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from accounts.access import SESSION_ORGANIZATION_KEY, membership_for
+from agents.sockets import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from core.errors import NotFound
+from folders import selectors
+from folders.broadcast import folder_group
+
+if TYPE_CHECKING:
+    from django.contrib.sessions.backends.base import SessionBase
+
+    from accounts.models import User
+
+
+class FolderFilesConsumer(AsyncJsonWebsocketConsumer):
+    group: str
+
+    async def connect(self) -> None:
+        scope_user = self.scope.get("user")
+        if scope_user is None or not scope_user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        session: SessionBase | dict[str, Any] = self.scope.get("session") or {}
+        code, folder_pk = await database_sync_to_async(self._folder)(
+            cast("User", scope_user), session.get(SESSION_ORGANIZATION_KEY)
+        )
+        if folder_pk is None:
+            await self.close(code=code)
+            return
+        self.group = folder_group(folder_pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    def _folder(self, user: User, organization_id: Any) -> tuple[int, Any]:
+        membership = membership_for(user, organization_id)
+        if membership is None:
+            return CLOSE_FORBIDDEN, None
+        folder_id = str(self.scope["url_route"]["kwargs"]["folder_id"])
+        try:
+            return 0, selectors.folder_get(organization=membership.organization, folder_id=folder_id).pk
+        except NotFound:
+            return CLOSE_NOT_FOUND, None
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def folder_events(self, message: dict[str, Any]) -> None:
+        for payload in message["events"]:
+            await self.send_json(payload)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        await self.send_json({"type": "error", "detail": "This socket only listens.", "request": None})
