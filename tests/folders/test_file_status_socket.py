@@ -88,8 +88,13 @@ async def test_the_folder_socket_refuses_anonymous_visitors_and_another_organiza
 ) -> None:
     folder = await database_sync_to_async(services.folder_create)(organization=cast.org_a, name="manuals")
 
-    anonymous = await (await open_folder(chat_app, AnonymousUser(), folder, None)).connect()
-    outsider = await (await open_folder(chat_app, cast.charlie, folder, cast.org_b)).connect()
+    communicators = [
+        await open_folder(chat_app, AnonymousUser(), folder, None),
+        await open_folder(chat_app, cast.charlie, folder, cast.org_b),
+    ]
+    anonymous, outsider = [await communicator.connect() for communicator in communicators]
+    for communicator in communicators:
+        await communicator.disconnect()
 
     assert anonymous == (False, 4401)
     assert outsider == (False, 4404)
