@@ -3,7 +3,7 @@ error and accepted frames."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,7 +13,7 @@ from agents.selectors import agent_get
 from agents.wire.messages import public_id
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from accounts.models import Organization, User
     from agents.errors import ApplicationError
@@ -31,6 +31,12 @@ class SocketFrame(BaseModel):
     """A frame from a tab: strict, so a typo is an error frame rather than a silently ignored field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def socket_user(scope: Mapping[str, Any]) -> User | None:
+    """The logged-in user of a socket's scope (AuthMiddlewareStack's lazy proxy), or ``None``."""
+    user = scope.get("user")
+    return cast("User", user) if user is not None and user.is_authenticated else None
 
 
 def socket_organization(user: User, organization_id: Any) -> Organization:

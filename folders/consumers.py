@@ -1,19 +1,19 @@
 """A Files page's WebSocket, at ``/ws/folders/<folder id>/``: the ``file_status`` payloads of the
 folder's files as ``folders.broadcast`` announces them (the page polls only while this is down).
 
-A logged-in member of the folder's organization only: anyone else is closed with 4401, 4403 or
-4404 (another organization's folder is not found), before joining the folder's group.
+A logged-in member of the folder's organization only: anyone else is closed with 4401 or 4404
+(another organization's folder is not found), before joining the folder's group.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from accounts.access import SESSION_ORGANIZATION_KEY, membership_for
-from agents.sockets import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from accounts.access import SESSION_ORGANIZATION_KEY
+from agents.sockets import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED, socket_organization, socket_user
 from core.errors import NotFound
 from folders import selectors
 from folders.broadcast import folder_group
@@ -28,30 +28,25 @@ class FolderFilesConsumer(AsyncJsonWebsocketConsumer):
     group: str
 
     async def connect(self) -> None:
-        scope_user = self.scope.get("user")
-        if scope_user is None or not scope_user.is_authenticated:
+        user = socket_user(self.scope)
+        if user is None:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         session: SessionBase | dict[str, Any] = self.scope.get("session") or {}
-        code, folder_pk = await database_sync_to_async(self._folder)(
-            cast("User", scope_user), session.get(SESSION_ORGANIZATION_KEY)
-        )
-        if folder_pk is None:
-            await self.close(code=code)
+        try:
+            folder_pk = await database_sync_to_async(self._folder_pk)(user, session.get(SESSION_ORGANIZATION_KEY))
+        except NotFound:
+            await self.close(code=CLOSE_NOT_FOUND)
             return
         self.group = folder_group(folder_pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
-    def _folder(self, user: User, organization_id: Any) -> tuple[int, Any]:
-        membership = membership_for(user, organization_id)
-        if membership is None:
-            return CLOSE_FORBIDDEN, None
+    def _folder_pk(self, user: User, organization_id: Any) -> Any:
+        """The folder of the URL in the organization the user acts for; another's is ``NotFound``."""
+        organization = socket_organization(user, organization_id)
         folder_id = str(self.scope["url_route"]["kwargs"]["folder_id"])
-        try:
-            return 0, selectors.folder_get(organization=membership.organization, folder_id=folder_id).pk
-        except NotFound:
-            return CLOSE_NOT_FOUND, None
+        return selectors.folder_get(organization=organization, folder_id=folder_id).pk
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "group", None):
