@@ -7,6 +7,7 @@ const errors = document.querySelector("[data-upload-errors]");
 const zone = document.querySelector("[data-drop-zone]");
 const TERMINAL = new Set(["completed", "error"]);
 let polling = null;
+let uploading = false; // while a batch uploads, a new file's status waits: reloading would cut the batch off
 let socket = null;
 let retryDelay = 500;
 
@@ -61,7 +62,12 @@ async function upload(file) {
 
 async function uploadAll(files) {
   errors.textContent = "";
-  for (const file of files) await upload(file);
+  uploading = true;
+  try {
+    for (const file of files) await upload(file);
+  } finally {
+    uploading = false;
+  }
   await refresh();
   if (!live()) poll();
 }
@@ -69,7 +75,7 @@ async function uploadAll(files) {
 function render(file) {
   let card = list.querySelector(`[data-file-id="${file.id}"]`);
   if (!card) {
-    window.location.reload();
+    if (!uploading) window.location.reload(); // a file this page does not show yet: the page shows it
     return;
   }
   const status = card.querySelector("[data-status]");
