@@ -9,6 +9,7 @@ from django import forms
 
 from agents.llm.registry import model_choices
 from agents.models import DEFAULT_SYSTEM_PROMPT
+from folders.models import Folder, FolderAgent
 from tools.conditions import MAX_CONDITION_CHARS
 from tools.models import AgentTool, ApprovalPolicy, Tool, condition_problem
 
@@ -52,6 +53,15 @@ class AgentForm(forms.Form):
         to_field_name="pk",
     )
 
+    folders = forms.ModelMultipleChoiceField(
+        queryset=Folder.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        to_field_name="pk",
+        help_text="The agent reads their files with open_files, grep_files and semantic_search_files "
+        "(attached with the first folder).",
+    )
+
     def __init__(self, *args: Any, organization: Organization, agent: Agent | None = None, **kwargs: Any) -> None:
         if agent is not None and "initial" not in kwargs:
             kwargs["initial"] = {"name": agent.name, "model": agent.model, "system": agent.system}
@@ -62,10 +72,14 @@ class AgentForm(forms.Form):
         model_field.choices = model_choices(organization=organization, current=agent.model if agent else None)
         tools_field = cast("forms.ModelMultipleChoiceField[Tool]", self.fields["tools"])
         tools_field.queryset = Tool.objects.for_org(organization).order_by("name")
+        folders_field = cast("forms.ModelMultipleChoiceField[Folder]", self.fields["folders"])
+        folders_field.queryset = Folder.objects.for_org(organization).order_by("name")
         attached: dict[Any, AgentTool] = {}
         if agent is not None:
             attached = {at.tool_id: at for at in AgentTool.objects.filter(agent=agent)}
             self.initial.setdefault("tools", [str(pk) for pk in attached])
+            linked = FolderAgent.objects.filter(agent=agent).values_list("folder_id", flat=True)
+            self.initial.setdefault("folders", [str(pk) for pk in linked])
         for tool in self.org_tools:
             at = attached.get(tool.pk)
             default = "asks" if tool.default_requires_approval else "does not ask"
@@ -113,6 +127,9 @@ class AgentForm(forms.Form):
             for tool in self.org_tools
             if str(tool.pk) in attach
         ]
+
+    def chosen_folders(self) -> list[Folder]:
+        return list(self.cleaned_data["folders"])
 
     def chosen_tools(self) -> list[Tool]:
         return list(self.cleaned_data["tools"])

@@ -13,7 +13,7 @@ from agents.selectors import agent_get
 from agents.wire.messages import public_id
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from channels.generic.websocket import AsyncWebsocketConsumer
     from django.contrib.sessions.backends.base import SessionBase
@@ -36,15 +36,20 @@ class SocketFrame(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def socket_user(scope: Mapping[str, Any]) -> User | None:
+    """The logged-in user of a socket's scope (AuthMiddlewareStack's lazy proxy), or ``None``."""
+    user = scope.get("user")
+    return cast("User", user) if user is not None and user.is_authenticated else None
+
+
 async def scope_login(consumer: AsyncWebsocketConsumer) -> tuple[User, SessionBase | dict[str, Any]] | None:
     """The socket's logged-in user and session; ``None`` (the socket closed with 4401) when nobody is logged in."""
-    scope_user = consumer.scope.get("user")
-    if scope_user is None or not scope_user.is_authenticated:
+    user = socket_user(consumer.scope)
+    if user is None:
         await consumer.close(code=CLOSE_UNAUTHENTICATED)
         return None
     session: SessionBase | dict[str, Any] = consumer.scope.get("session") or {}
-    # AuthMiddlewareStack's lazy proxy of the logged-in User.
-    return cast("User", scope_user), session
+    return user, session
 
 
 def socket_organization(user: User, organization_id: Any) -> Organization:

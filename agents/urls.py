@@ -17,6 +17,7 @@ urlpatterns = [
     path("agents/<str:agent_id>/history/", chat_views.chat_history, name="chat_history"),
     path("agents/<str:agent_id>/model/", chat_views.chat_model, name="chat_model"),
     path("agents/<str:agent_id>/memory/", chat_views.chat_memory, name="chat_memory"),
+    path("agents/<str:agent_id>/files/", chat_views.chat_upload, name="chat_upload"),
     path("agents/<str:agent_id>/memory/<str:block_id>/", chat_views.chat_block_save, name="chat_block_save"),
     path("agents/<str:agent_id>/archival/", views.agent_archival, name="archival"),
     path(

@@ -22,6 +22,7 @@ from agents.forms import AgentForm, AgentSearchForm, PassageForm, PassageSearchF
 from agents.memory import archival
 from agents.memory import selectors as memory_selectors
 from agents.models import Agent
+from folders.attachments import agent_set_folders
 
 if TYPE_CHECKING:
     from django.http import HttpResponse
@@ -46,7 +47,8 @@ def agent_list(request: OrganizationHttpRequest) -> HttpResponse:
 
 
 def _save_agent(request: OrganizationHttpRequest, form: AgentForm, agent: Agent | None) -> Agent:
-    """Create or update the agent from a valid form: fields, tools, then each tool's approval policy."""
+    """Create or update the agent from a valid form: fields, tools, each tool's approval policy, then its
+    folders (through the service the API uses, which attaches the file tools with the first folder)."""
     data = form.cleaned_data
     tool_ids = [tool.public_id for tool in form.chosen_tools()]
     with transaction.atomic():
@@ -65,6 +67,7 @@ def _save_agent(request: OrganizationHttpRequest, form: AgentForm, agent: Agent 
             )
         for tool_name, (policy, condition) in form.approval_policies().items():
             services.agent_set_tool_policy(agent=agent, tool_name=tool_name, policy=policy, condition=condition)
+        agent_set_folders(agent=agent, folders=form.chosen_folders())
     return agent
 
 

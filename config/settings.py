@@ -17,6 +17,8 @@ import environ
 from csp.constants import NONCE
 from django.core.exceptions import ImproperlyConfigured
 
+from config.storage import LOCAL_BACKEND, folders_storage
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -172,11 +174,13 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
     # Uploaded files' originals (folders/): never served by URL. Local by default; any Django
-    # storage backend (e.g. django-storages' S3 one) by FOLDERS_STORAGE_BACKEND and its OPTIONS.
-    "folders": {
-        "BACKEND": env.str("FOLDERS_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"),
-        "OPTIONS": {"location": env.str("FOLDERS_STORAGE_ROOT", default=str(BASE_DIR / "var" / "folders"))},
-    },
+    # storage backend (e.g. django-storages' S3 one) by FOLDERS_STORAGE_BACKEND and the JSON
+    # FOLDERS_STORAGE_OPTIONS (config/storage.py).
+    "folders": folders_storage(
+        backend=env.str("FOLDERS_STORAGE_BACKEND", default=LOCAL_BACKEND),
+        root=env.str("FOLDERS_STORAGE_ROOT", default=str(BASE_DIR / "var" / "folders")),
+        options=env.str("FOLDERS_STORAGE_OPTIONS", default=""),
+    ),
 }
 
 REDIS_URL = env.str("REDIS_URL", default="")

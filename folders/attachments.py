@@ -14,9 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.services import agent_attach_tool, agent_detach_tool
+from folders.broadcast import announce_open_files
 from folders.chunking import numbered_lines, visible_content
 from folders.filetypes import is_code
 from folders.models import FileAgent, FileMetadata, Folder, FolderAgent
+from folders.wire import PanelFile, panel_file
 from tools.services import builtin_tools_named
 
 if TYPE_CHECKING:
@@ -66,9 +68,23 @@ def folder_detach(*, agent: Agent, folder: Folder) -> None:
     """Detach ``folder`` (idempotent): its files leave the agent's context; the last folder takes the tools."""
     FolderAgent.objects.filter(folder=folder, agent=agent).delete()
     FileAgent.objects.for_org(agent.organization_id).filter(agent=agent, folder=folder).delete()
+    announce_open_files([agent.pk], panel_files)
     if not FolderAgent.objects.filter(agent=agent).exists():
         for tool in builtin_tools_named(organization=agent.organization, names=FILE_TOOL_NAMES):
             agent_detach_tool(agent=agent, tool=tool)
+
+
+@transaction.atomic
+def agent_set_folders(*, agent: Agent, folders: Iterable[Folder]) -> None:
+    """Attach exactly ``folders`` to the agent (the agent form): new ones through ``folder_attach``,
+    dropped ones through ``folder_detach``; folders that stay are left as they are (their open files too)."""
+    wanted = {folder.pk: folder for folder in folders}
+    current = set(FolderAgent.objects.filter(agent=agent).values_list("folder_id", flat=True))
+    for folder in Folder.objects.for_org(agent.organization_id).filter(pk__in=current - set(wanted)):
+        folder_detach(agent=agent, folder=folder)
+    for pk, folder in wanted.items():
+        if pk not in current:
+            folder_attach(agent=agent, folder=folder)
 
 
 def open_in_attached_agents(file: FileMetadata) -> None:
@@ -95,6 +111,7 @@ def file_open(*, agent: Agent, file: FileMetadata, start: int | None = None, end
             "last_accessed_at": now,
         },
     )
+    announce_open_files([agent.pk], panel_files)
     return close_beyond_limit(agent, keep={file.pk})
 
 
@@ -112,9 +129,12 @@ def close_beyond_limit(agent: Agent, keep: Iterable[object] = ()) -> list[str]:
 
 
 def _close(rows: Iterable[FileAgent]) -> None:
-    pks = [row.pk for row in rows]
-    if pks:
-        FileAgent.objects.filter(pk__in=pks).update(is_open=False, visible_content="", start_line=None, end_line=None)
+    rows = list(rows)
+    if rows:
+        FileAgent.objects.filter(pk__in=[row.pk for row in rows]).update(
+            is_open=False, visible_content="", start_line=None, end_line=None
+        )
+        announce_open_files({row.agent_id for row in rows}, panel_files)
 
 
 def file_close(*, agent: Agent, file: FileMetadata) -> None:
@@ -125,6 +145,16 @@ def file_close_all(*, agent: Agent) -> list[str]:
     rows = list(FileAgent.objects.for_org(agent.organization_id).filter(agent=agent, is_open=True))
     _close(rows)
     return [row.file_name for row in rows]
+
+
+def panel_files(agent: Agent) -> list[PanelFile]:
+    """The files of the agent's folders for the chat's memory panel: open ones first, the most recently
+    used on top (the LRU order the agent sees), then closed ones by name."""
+    rows = FileAgent.objects.for_org(agent.organization_id).filter(agent=agent).select_related("folder", "file")
+    ordered = sorted(
+        rows, key=lambda row: (not row.is_open, -row.last_accessed_at.timestamp() if row.is_open else 0, row.file_name)
+    )
+    return [panel_file(row, total_lines=len(lines_of(row.file)) if row.is_open else None) for row in ordered]
 
 
 def touch(agent_id: Any, file_ids: Iterable[Any]) -> None:

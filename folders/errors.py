@@ -14,6 +14,16 @@ class UnsupportedFileType(ApplicationError):
         super().__init__(f"Unsupported file type: {mime} (filename: {file_name}). Supported types: {SUPPORTED}")
 
 
+class SpreadsheetNotSupported(ApplicationError):
+    status_code = 415
+
+    def __init__(self, file_name: str) -> None:
+        super().__init__(
+            f"XLSX is not supported yet (filename: {file_name}): export the sheet as CSV and upload that. "
+            f"Supported types: {SUPPORTED}"
+        )
+
+
 class FileTooLarge(ApplicationError):
     status_code = 413
 

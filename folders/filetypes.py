@@ -78,6 +78,15 @@ def extension_of(file_name: str) -> str:
     return posixpath.splitext(base)[1]
 
 
+# Spreadsheets are refused with a reason of their own: markitdown reads them only with its ``xlsx``
+# extra, which brings pandas (about 60 MB installed, imported in the worker) for one format.
+SPREADSHEET_EXTENSIONS = frozenset({".xlsx", ".xlsm", ".xls"})
+
+
+def is_spreadsheet(file_name: str) -> bool:
+    return extension_of(file_name) in SPREADSHEET_EXTENSIONS
+
+
 def file_type_of(file_name: str, content_type: str | None) -> str | None:
     """The MIME type recorded for an upload, or ``None`` when it is not one we accept."""
     extension = extension_of(file_name)

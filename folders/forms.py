@@ -16,4 +16,6 @@ class FolderForm(forms.Form):
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(help_text="PDF, DOCX, PPTX, HTML, Markdown, text, CSV, JSON or code.")
+    file = forms.FileField(
+        help_text="PDF, DOCX, PPTX, HTML, Markdown, text, CSV, JSON or code (not XLSX yet: export it as CSV)."
+    )

@@ -82,6 +82,8 @@ class FileMetadata(PublicIdModel):
     chunks_embedded = models.PositiveIntegerField(null=True, blank=True)
     content = models.TextField(null=True, blank=True)  # noqa: DJ001 (null: not parsed; "" is never stored)
     processing_seconds = models.FloatField(null=True, blank=True, editable=False)
+    # Set by the one delivery of its processing that claimed the file (a second delivery finds it set).
+    processing_started_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

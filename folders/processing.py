@@ -1,10 +1,13 @@
 """A file's processing: parse, open in attached agents, chunk, embed; with its status and progress on the row.
 
 Statuses follow Letta: ``pending → parsing → embedding → completed``, or ``error`` with the
-reason from any status before. ``process_file`` is the one pipeline; its executors
-(``folders.tasks``) only call it. Progress (``chunks_embedded`` of ``total_chunks``) is written
-as the chunks are embedded, at most every ``PROGRESS_SECONDS``, so a poller sees it move. A
-second delivery of the same file finds it past ``pending`` and does nothing.
+reason from any status before. An upload is answered at ``parsing``, as Letta answers it: its row
+is created there, handed to the parser (``folders.services.file_upload``). ``process_file`` is the
+one pipeline; its executors (``folders.tasks``) only call it. Progress (``chunks_embedded`` of
+``total_chunks``) is written as the chunks are embedded, at most every ``PROGRESS_SECONDS``; after
+each status or progress write the row is announced (``folders.broadcast.announce_file``), so the Files page and the chat
+see it move without polling. The delivery that starts a file claims it (``processing_started_at``);
+a second delivery of the same file finds it claimed and does nothing.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.files.storage import storages
 from django.db import transaction
+from django.utils import timezone
 
 from agents.memory.archival import embedder_for
 from folders.attachments import open_in_attached_agents
+from folders.broadcast import announce_file
 from folders.chunking import passages
 from folders.errors import ParseFailed
 from folders.models import FileChunk, FileMetadata, ProcessingStatus
@@ -52,13 +57,24 @@ def fail(file: FileMetadata, reason: str) -> None:
 
 
 def process_file(file_pk: Any, *, progress: Progress | None = None) -> FileMetadata | None:
-    """Run the whole pipeline for one pending file; the row as it ended (``None``: not found or not pending)."""
+    """Run the whole pipeline for one file not yet started; the row as it ended (``None``: not found, or
+    claimed by another delivery)."""
+    claimed = (
+        FileMetadata.objects.filter(pk=file_pk, processing_started_at__isnull=True)
+        .filter(processing_status__in=[ProcessingStatus.PENDING, ProcessingStatus.PARSING])
+        .update(processing_started_at=timezone.now())
+    )
     file = FileMetadata.objects.select_related("folder", "folder__organization").filter(pk=file_pk).first()
-    if file is None or file.processing_status != ProcessingStatus.PENDING:
+    if not claimed or file is None:
         return None
     started = time.monotonic()
-    report = progress or (lambda _file: None)
-    if not _move(file, ProcessingStatus.PARSING):
+
+    def report(row: FileMetadata) -> None:
+        announce_file(row)
+        if progress is not None:
+            progress(row)
+
+    if file.processing_status == ProcessingStatus.PENDING and not _move(file, ProcessingStatus.PARSING):
         return None
     report(file)
     try:

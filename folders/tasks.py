@@ -12,7 +12,7 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import close_old_connections
+from django.db import connections
 
 from folders.processing import process_file
 
@@ -38,4 +38,4 @@ def _in_thread(file_pk: Any) -> None:
     try:
         process_file(file_pk)
     finally:
-        close_old_connections()
+        connections.close_all()  # this thread ends: its connections are closed, not left for the pool

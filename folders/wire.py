@@ -195,3 +195,35 @@ def file_passage_json(chunk: FileChunk) -> FilePassage:
         "updated_at": None,
         "is_deleted": False,
     }
+
+
+class PanelFile(TypedDict):
+    """A file in the chat's memory panel, as the page shows it: the server words its state and range."""
+
+    id: str
+    name: str
+    folder: str
+    is_open: bool
+    status: str
+    range: str
+    chars: int
+
+
+def panel_file(row: FileAgent, *, total_lines: int | None) -> PanelFile:
+    """``total_lines`` (the file's numbered lines) words an open file's range; ``None`` for a closed one."""
+    if not row.is_open or total_lines is None:
+        status, shown = "closed", "Closed: not in the agent's context"
+    elif row.start_line is None or (row.start_line == 0 and row.end_line is None):
+        status, shown = "open", f"All {total_lines} lines"
+    else:
+        last = total_lines if row.end_line is None else min(row.end_line, total_lines)
+        status, shown = "open", f"Lines {row.start_line + 1} to {last} of {total_lines}"
+    return {
+        "id": row.public_id,
+        "name": row.file_name,
+        "folder": row.folder.name,
+        "is_open": row.is_open,
+        "status": status,
+        "range": shown,
+        "chars": len(row.visible_content) if row.is_open else 0,
+    }

@@ -42,6 +42,7 @@ from agents.selectors import message_list, pending_approval_row
 from agents.sockets import accepted_frame
 from agents.wire.chat import ChatRun, chat_row, chat_run
 from agents.wire.messages import approval_request, row_kind
+from folders.attachments import panel_files
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -141,12 +142,18 @@ def _chat_rows(rows: list[Message]) -> list[dict[str, Any]]:
 
 
 def chat_memory(*, agent: Agent) -> dict[str, Any]:
-    """The memory panel's state: the agent's blocks in prompt order, and the context meter.
+    """The memory panel's state: the agent's blocks in prompt order, the files of its folders (open or
+    closed, with the range shown: ``folders.attachments.panel_files``), and the context meter.
 
     A page reads it when it opens; when a run ends, ``agents.broadcast`` computes it once and
-    sends it to every tab in the ``run_finished`` payload.
+    sends it to every tab in the ``run_finished`` payload; a change of the open files between
+    (the API's open and close routes) comes as ``files_updated`` (``folders.broadcast``).
     """
-    return {"memory": [panel_block(block) for block in agent_blocks(agent)], "context": context_meter(agent=agent)}
+    return {
+        "memory": [panel_block(block) for block in agent_blocks(agent)],
+        "files": panel_files(agent),
+        "context": context_meter(agent=agent),
+    }
 
 
 def chat_accepted(*, request: str, agent: Agent, runs: list[Run]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The chat's pages: the chat itself, its history and memory JSON, and saving a block from the panel.
+"""The chat's pages: the chat itself, its history and memory JSON, saving a block from the panel, and a
+file dropped into the message box.
 
 Every agent is looked up with ``agents.selectors.agent_get_or_404`` in the request's
 organization, so an agent of another organization is a 404.
@@ -26,6 +27,8 @@ from agents.llm.intents import example_call
 from agents.llm.registry import model_choices, model_info
 from agents.memory import services as memory_services
 from agents.models import Agent, AgentBlock
+from folders.drops import agent_file_drop
+from folders.wire import file_json
 from tools.models import AgentTool
 
 if TYPE_CHECKING:
@@ -70,6 +73,7 @@ def agent_chat(request: OrganizationHttpRequest, agent_id: str) -> HttpResponse:
         "socketPath": f"/ws/agents/{agent.public_id}/",
         "historyUrl": reverse("agents:chat_history", kwargs={"agent_id": agent.public_id}),
         "memoryUrl": reverse("agents:chat_memory", kwargs={"agent_id": agent.public_id}),
+        "uploadUrl": reverse("agents:chat_upload", kwargs={"agent_id": agent.public_id}),
         "suggestions": demo_suggestions(agent),
         "tools": approval_tools(agent),
         "inboxUrl": reverse("agents:approvals"),
@@ -140,3 +144,20 @@ def chat_block_save(request: OrganizationHttpRequest, agent_id: str, block_id: s
     except ApplicationError as exc:
         return JsonResponse({"detail": str(exc)}, status=exc.status_code)
     return JsonResponse({"block": memory_services.panel_block(block)})
+
+
+@membership_required
+@require_POST
+def chat_upload(request: OrganizationHttpRequest, agent_id: str) -> JsonResponse:
+    """A file dropped into the message box (multipart ``file``): stored in the agent's folder
+    (``folders.drops``); answers the file as the API shows it and the note the page sends the agent
+    once the file is processed; a refused file is its status (400, 413, 415) with a ``detail``."""
+    agent = selectors.agent_get_or_404(organization=request.organization, agent_id=agent_id)
+    upload = request.FILES.get("file")
+    if upload is None:
+        return JsonResponse({"detail": "Send the file as the multipart field 'file'."}, status=400)
+    try:
+        drop = agent_file_drop(agent=agent, upload=upload, user=request.user)
+    except ApplicationError as exc:
+        return JsonResponse({"detail": str(exc.detail).removeprefix("INVALID_ARGUMENT: ")}, status=exc.status_code)
+    return JsonResponse({"file": file_json(drop.file, full_name=True), "folder": drop.folder.name, "note": drop.note})

@@ -59,6 +59,11 @@ def bind_server_loop(app: Any, *, on_start: Callable[[], Coroutine[Any, Any, Non
     return application
 
 
+def server_loop() -> asyncio.AbstractEventLoop | None:
+    """The server's event loop once it serves (``bind_server_loop``); ``None`` in a worker, a shell or a test."""
+    return _server_loop
+
+
 def run_in_process(coroutine: Coroutine[Any, Any, None]) -> None:
     """Execute on the server's loop (so in-memory channel layer groups reach its consumers);
     without a server (a shell, a script), on a thread of its own."""

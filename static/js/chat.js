@@ -5,7 +5,7 @@
 // events until that "sync" answer arrives. Rows are keyed by their seq (a row seen
 // twice replaces itself, never doubles); each run's payloads are applied once, in
 // order: seq <= the last one seen is ignored, and a gap triggers another resume.
-// Payloads without a seq ("memory_updated") are state, not run events: applied at once.
+// Payloads without a seq ("memory_updated", "files_updated") are state, not run events: applied at once.
 //
 // The server decides, the page renders: each run comes as the chat shows it (active or not,
 // the banner of its end: agents.wire.chat.chat_run), rows carry their memory-edit notes and
@@ -13,6 +13,7 @@
 // waiting ("pending_approval", null while a run works on it).
 
 import { ChatApprovals } from "./chat/approval.js";
+import { ChatDrops } from "./chat/drops.js";
 import { keepOneTabStop } from "./chat/keys.js";
 import { MemoryPanel } from "./chat/memory.js";
 import { Transcript } from "./chat/transcript.js";
@@ -55,11 +56,23 @@ const approval = new ChatApprovals({
 const memory = new MemoryPanel({
   root: $("memory-panel"),
   list: $("memory-blocks"),
+  files: $("memory-files"),
   meter: $("context-bar"),
   meterText: $("context-text"),
   toggle: $("memory-toggle"),
   memoryUrl: config.memoryUrl,
   csrfToken: document.querySelector("input[name=csrfmiddlewaretoken]")?.value ?? "",
+});
+
+const drops = new ChatDrops({
+  zone: $("composer"),
+  list: $("drops"),
+  uploadUrl: config.uploadUrl,
+  csrfToken: document.querySelector("input[name=csrfmiddlewaretoken]")?.value ?? "",
+  tell: (note) => {
+    state.notes.push(note);
+    flushNotes();
+  },
 });
 
 const CLOSE_FOR_GOOD = new Set([4401, 4403, 4404]);
@@ -79,6 +92,7 @@ const state = {
   dismissed: null, // the banner text the person closed, kept hidden until the next request
   noteAfterDecision: false, // send the composer's text when the run answering an approval ends
   awaitingToken: false, // a run was asked for and nothing of its answer arrived yet: the typing indicator shows
+  notes: [], // the notes of dropped files waiting to be sent to the agent (when it is free)
 };
 
 // Frames that start a run: from each until the run's first token, the agent is shown typing.
@@ -113,6 +127,8 @@ function placeUsages(runIds) {
 /** State that is not part of a run (no seq): the latest value wins, nothing to order. */
 function applyState(payload) {
   if (payload.type === "memory_updated") memory.apply(payload);
+  else if (payload.type === "files_updated") memory.setFiles(payload.files);
+  else if (payload.type === "file_status") drops.update(payload.file);
 }
 
 function applyPayload(payload) {
@@ -134,6 +150,7 @@ function applyPayload(payload) {
       if (payload.run.status === "completed") queueMicrotask(submitMessage);
     }
     placeUsages([payload.run_id]);
+    if (state.notes.length) queueMicrotask(flushNotes);
     if (payload.memory) memory.load(payload); // the blocks and the context meter as the run left them
   } else {
     known.state ??= heardRun(payload.run_id);
@@ -337,15 +354,25 @@ async function loadOlder() {
 
 // --- the composer and the buttons --------------------------------------------------------------------
 
+function sendText(text) {
+  const otid = crypto.randomUUID();
+  if (!request({ type: "send", text, otid })) return false;
+  transcript.addPendingSend(otid, text);
+  updateControls();
+  return true;
+}
+
 function submitMessage() {
   const text = ui.message.value;
   if (!text.trim() || ui.send.disabled) return;
   if (approval.pending) return approval.focusFirst(); // the message goes after the decision
-  const otid = crypto.randomUUID();
-  if (!request({ type: "send", text, otid })) return;
-  transcript.addPendingSend(otid, text);
-  ui.message.value = "";
-  updateControls();
+  if (sendText(text)) ui.message.value = "";
+}
+
+/** A dropped file's note goes to the agent as the person's next message, once the agent is free. */
+function flushNotes() {
+  if (!state.notes.length || ui.send.disabled || approval.pending || !state.synced) return;
+  if (sendText(state.notes[0])) state.notes.shift();
 }
 
 $("composer").addEventListener("submit", (event) => {

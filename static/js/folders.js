@@ -1,11 +1,43 @@
-// The folder page: drag-and-drop uploads, and each file's status and progress kept live by polling the
-// folder's status (what /v1/folders/{id}/files answers) while any file is still being processed.
+// The folder page: drag-and-drop uploads, and each file's status and progress kept live by the folder's
+// WebSocket ("file_status" payloads, announced after each status or progress write). Only while the
+// socket is down does the page poll the folder's status (what /v1/folders/{id}/files answers) instead.
 const form = document.querySelector("[data-upload-form]");
 const list = document.querySelector("[data-file-list]");
 const errors = document.querySelector("[data-upload-errors]");
 const zone = document.querySelector("[data-drop-zone]");
 const TERMINAL = new Set(["completed", "error"]);
 let polling = null;
+let uploading = false; // while a batch uploads, a new file's status waits: reloading would cut the batch off
+let socket = null;
+let retryDelay = 500;
+
+function live() {
+  return socket?.readyState === WebSocket.OPEN;
+}
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+  socket = new WebSocket(scheme + location.host + form.dataset.socketPath);
+  socket.addEventListener("open", () => {
+    retryDelay = 500;
+    refresh(); // what changed before the socket opened
+  });
+  socket.addEventListener("message", (event) => {
+    const payload = JSON.parse(event.data);
+    if (payload.type === "file_status") render(payload.file);
+  });
+  socket.addEventListener("close", (event) => {
+    socket = null;
+    if (unfinished()) poll();
+    if (event.code >= 4400 && event.code < 4500) return; // refused: reconnecting would be refused again
+    setTimeout(connect, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 10_000);
+  });
+}
+
+function unfinished() {
+  return [...list.querySelectorAll("[data-status]")].some((node) => !TERMINAL.has(node.textContent.trim()));
+}
 
 function csrf() {
   return form.querySelector("input[name=csrfmiddlewaretoken]").value;
@@ -30,15 +62,20 @@ async function upload(file) {
 
 async function uploadAll(files) {
   errors.textContent = "";
-  for (const file of files) await upload(file);
+  uploading = true;
+  try {
+    for (const file of files) await upload(file);
+  } finally {
+    uploading = false;
+  }
   await refresh();
-  poll();
+  if (!live()) poll();
 }
 
 function render(file) {
   let card = list.querySelector(`[data-file-id="${file.id}"]`);
   if (!card) {
-    window.location.reload();
+    if (!uploading) window.location.reload(); // a file this page does not show yet: the page shows it
     return;
   }
   const status = card.querySelector("[data-status]");
@@ -70,7 +107,7 @@ async function refresh() {
 function poll() {
   if (polling) return;
   polling = setInterval(async () => {
-    if (await refresh()) {
+    if (live() || (await refresh())) {
       clearInterval(polling);
       polling = null;
     }
@@ -93,4 +130,4 @@ zone.addEventListener("drop", (event) => {
   event.preventDefault();
   uploadAll([...event.dataTransfer.files]);
 });
-if ([...list.querySelectorAll("[data-status]")].some((node) => !TERMINAL.has(node.textContent.trim()))) poll();
+connect();

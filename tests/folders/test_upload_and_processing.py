@@ -3,6 +3,7 @@ and progress; bad files end with a clear answer and change nothing else."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -110,6 +111,22 @@ def test_processing_moves_through_parsing_and_embedding_with_progress_on_the_row
     assert process_file(row.pk) is None  # a second delivery does nothing
 
 
+def test_the_upload_answers_parsing_as_letta_does_and_the_processing_goes_on(
+    alice_api: APIClient, folder: dict, settings: Any
+) -> None:
+    settings.FOLDERS_PROCESSING = "thread"  # processed after the answer, as a server does
+
+    answer = upload(alice_api, folder["id"], "notes.md").json()
+    deadline, status = time.monotonic() + 30, answer["processing_status"]
+    while status not in ("completed", "error") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = alice_api.get(f"/v1/folders/{folder['id']}/files/{answer['id']}").json()["processing_status"]
+
+    assert answer["processing_status"] == "parsing"
+    assert status == "completed"
+    assert process_file(FileMetadata.parse_public_id(answer["id"])) is None  # claimed once: never processed twice
+
+
 def test_a_corrupt_pdf_ends_in_error_with_the_converters_reason(alice_api: APIClient, folder: dict) -> None:
     response = upload(alice_api, folder["id"], "corrupt.pdf")
 
@@ -167,6 +184,27 @@ def test_an_unsupported_type_is_refused_with_415_and_nothing_changes(alice_api: 
         "Unsupported file type: application/x-msdownload (filename: tool.exe). Supported types: PDF, text files "
         "(.txt, .md), JSON, and code files (.py, .js, .java, etc.)."
     )
+    assert (state(), files_in_storage()) == (before, stored)
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [
+        ("budget.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        ("budget.xlsx", "application/octet-stream"),
+        ("old-budget.xls", "application/vnd.ms-excel"),
+    ],
+)
+def test_a_spreadsheet_is_refused_with_415_saying_xlsx_is_not_supported_yet(
+    alice_api: APIClient, folder: dict, name: str, content_type: str
+) -> None:
+    before, stored = state(), files_in_storage()
+
+    response = upload(alice_api, folder["id"], name, b"PK\x03\x04 not really a workbook", content_type=content_type)
+
+    assert response.status_code == 415
+    detail = response.json()["detail"]
+    assert detail.startswith(f"XLSX is not supported yet (filename: {name}): export the sheet as CSV")
     assert (state(), files_in_storage()) == (before, stored)
 
 

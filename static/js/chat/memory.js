@@ -1,7 +1,9 @@
 // The memory panel beside the chat: the agent's core memory blocks, each editable in place
 // (unless read-only), and a context meter. It starts from the history's first page, applies
 // "memory_updated" payloads as they come (state, not run events: no seq), and takes the blocks
-// and the meter each "run_finished" carries. Values go in through textContent and textarea.value only.
+// and the meter each "run_finished" carries. Below the blocks, the files of the agent's folders (open
+// ones with the lines in view, as the server words them: "files" of a page or a run's end, and each
+// "files_updated" payload). Values go in through textContent and textarea.value only.
 
 import { h } from "./dom.js";
 
@@ -12,9 +14,10 @@ function charsText(chars, limit) {
 }
 
 export class MemoryPanel {
-  constructor({ root, list, meter, meterText, toggle, memoryUrl, csrfToken }) {
+  constructor({ root, list, files, meter, meterText, toggle, memoryUrl, csrfToken }) {
     this.root = root;
     this.list = list;
+    this.files = files;
     this.meter = meter;
     this.meterText = meterText;
     this.toggle = toggle;
@@ -42,6 +45,7 @@ export class MemoryPanel {
   /** The state a page or a run's end gives: {memory: [block...], context: {current, max, estimated}}. */
   load(state) {
     if (state.context) this.setContext(state.context);
+    if (state.files) this.setFiles(state.files);
     if (!state.memory) return;
     const seen = new Set();
     for (const block of state.memory) {
@@ -62,6 +66,22 @@ export class MemoryPanel {
   /** A "memory_updated" payload: the block as it is now. */
   apply(payload) {
     this.upsert(payload.block, { flash: true });
+  }
+
+  /** The files of the agent's folders ([{id, name, folder, is_open, status, range, chars}]), in the server's order. */
+  setFiles(files) {
+    if (!this.files) return;
+    const items = files.map((file) =>
+      h(
+        "li",
+        { className: "memory-file", dataset: { fileId: file.id, status: file.status } },
+        h("span", { className: "memory-file-name", text: file.name }),
+        h("span", { className: `badge file-${file.status}`, text: file.status }),
+        h("span", { className: "memory-file-range muted", text: file.range }),
+      ),
+    );
+    this.files.replaceChildren(...items);
+    this.files.dataset.empty = String(items.length === 0);
   }
 
   setContext(context) {
