@@ -16,7 +16,7 @@ from agents import services
 from agents.approvals.inbox import pending_approvals
 from agents.broadcast import publish
 from agents.models import Message
-from tests.factories import MessageFactory, RunFactory
+from tests.factories import MessageFactory, RunFactory, asking_for_approval
 from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,17 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def ask_for_approval(agent, *call_ids: str, minutes_ago: int = 0) -> Message:
     """The agent's last row asks for approval of ``call_ids``."""
-    MessageFactory(agent=agent, seq=2, role="user", content=[{"type": "text", "text": "call get_secret_code"}])
-    row = MessageFactory(
-        agent=agent,
-        seq=3,
-        role="assistant",
-        content=[],
-        tool_calls=[
-            {"id": call_id, "name": "get_secret_code", "arguments": '{"input_text": "hi"}', "requires_approval": True}
-            for call_id in call_ids
-        ],
-    )
+    row = asking_for_approval(agent, *call_ids)
     Message.objects.filter(pk=row.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
     return row
 
