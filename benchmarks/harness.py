@@ -114,23 +114,9 @@ def in_process_django(postgres: bool) -> QueryCounter:
 
 def add_history(agent: Any, rows: int) -> int:
     """Append ``rows`` alternating user and assistant messages to ``agent``; the seq of the first."""
-    from agents.models import Message  # Django is set up by now (``in_process_django``)
+    from tests.factories import append_history  # Django is set up by now (``in_process_django``)
 
-    start = Message.objects.filter(agent=agent).count()
-    Message.objects.bulk_create(
-        [
-            Message(
-                organization_id=agent.organization_id,
-                agent=agent,
-                seq=start + i,
-                role="user" if i % 2 == 0 else "assistant",
-                content=[{"type": "text", "text": f"message {i} " + "lorem ipsum " * 8}],
-            )
-            for i in range(rows)
-        ],
-        batch_size=1000,
-    )
-    return start
+    return append_history(agent, rows, lambda i: f"message {i} " + "lorem ipsum " * 8)
 
 
 def _fresh_database(postgres: bool) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import factory
 from django.db.models import Max
@@ -13,6 +13,9 @@ from accounts.models import ApiKey, Invite, Membership, Organization, Role, User
 from agents import services
 from agents.models import Agent, Message, Run
 from tools.models import AgentTool, Tool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 AGENT_CREATE_ARGUMENTS = frozenset(inspect.signature(services.agent_create).parameters)
 
@@ -116,6 +119,26 @@ class RunFactory(DjangoModelFactory[Run]):
     organization = factory.SelfAttribute("agent.organization")
 
 
+def append_history(agent: Agent, rows: int, text: Callable[[int], str]) -> int:
+    """Append ``rows`` alternating user and assistant messages to ``agent`` in one insert, message ``i``
+    saying ``text(i)``; the seq of the first."""
+    start = Message.objects.filter(agent=agent).count()
+    Message.objects.bulk_create(
+        [
+            Message(
+                organization_id=agent.organization_id,
+                agent=agent,
+                seq=start + i,
+                role="user" if i % 2 == 0 else "assistant",
+                content=[{"type": "text", "text": text(i)}],
+            )
+            for i in range(rows)
+        ],
+        batch_size=1000,
+    )
+    return start
+
+
 def next_seq(agent: Agent) -> int:
     """The seq after the agent's last row (an agent starts with two, its system prompt and login)."""
     last = Message.objects.filter(agent=agent).aggregate(last=Max("seq"))["last"]
@@ -131,3 +154,21 @@ class MessageFactory(DjangoModelFactory[Message]):
     seq = factory.LazyAttribute(lambda o: next_seq(o.agent))
     role = "user"
     content = factory.LazyFunction(lambda: [{"type": "text", "text": "hello"}])
+
+
+def asking_for_approval(
+    agent: Agent, *call_ids: str, said: str = "", arguments: str = '{"input_text": "hi"}'
+) -> Message:
+    """The agent's rows 2 and 3: a person asks for ``get_secret_code``, and the answer (saying ``said``)
+    calls it once per id of ``call_ids``, each call waiting for approval. The call's row."""
+    MessageFactory(agent=agent, seq=2, role="user", content=[{"type": "text", "text": "call get_secret_code"}])
+    return MessageFactory(
+        agent=agent,
+        seq=3,
+        role="assistant",
+        content=[{"type": "text", "text": said}] if said else [],
+        tool_calls=[
+            {"id": call_id, "name": "get_secret_code", "arguments": arguments, "requires_approval": True}
+            for call_id in call_ids
+        ],
+    )

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[2]
+from tests.support.settings_probe import PROJECT, run_probe
+
 PROBE = """
 import json
 from config import settings as s
@@ -36,16 +34,7 @@ SETTINGS_VARIABLES = (
 
 
 def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
-    clean = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
-    return subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=PROJECT,
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_probe(PROBE, env, unset=SETTINGS_VARIABLES)
 
 
 def probe(**env: str) -> dict:

@@ -41,7 +41,7 @@ def get_secret_code_tool(input_text: str) -> str:
 
 @pytest.fixture(scope="module")
 def extensions_server(tmp_path_factory, fake_llm_server) -> Iterator[LiveServer]:
-    env = {"ANTHROPIC_BASE_URL": fake_llm_server.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+    env = fake_llm_server.server_env()
     with start_live_server(tmp_path_factory.mktemp("approval-extensions"), extra_env=env) as server:
         yield server
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from agents import services
-from tests.factories import MessageFactory
+from tests.factories import MessageFactory, asking_for_approval
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient
@@ -18,16 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 def ask_for_approval(agent, call_id: str) -> None:
-    MessageFactory(agent=agent, seq=2, role="user", content=[{"type": "text", "text": "call get_secret_code"}])
-    MessageFactory(
-        agent=agent,
-        seq=3,
-        role="assistant",
-        content=[],
-        tool_calls=[
-            {"id": call_id, "name": "get_secret_code", "arguments": '{"input_text": "hi"}', "requires_approval": True}
-        ],
-    )
+    asking_for_approval(agent, call_id)
 
 
 def test_it_lists_the_organizations_pending_approvals_as_the_agents_pending_approval(

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from tests.support.databases import scratch_database
-from tests.support.live_server import start_live_server
+from tests.support.live_server import start_inprocess_server
+from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -59,24 +59,6 @@ LISTS_BY_CURSOR = {
 }
 # Now and then a string is one that Postgres cannot store (on SQLite it is stored).
 HOSTILE_TEXT = {"hostile": {"values": ["\x00", "a NUL \x00 inside"]}}
-DICE = '''
-def roll_dice(num_sides: int) -> str:
-    """Roll a die.
-
-    Args:
-        num_sides: How many sides the die has.
-    """
-    return str(num_sides)
-'''
-SECRET = '''
-def get_secret_code(input_text: str) -> str:
-    """Return the secret code for a text.
-
-    Args:
-        input_text: The text to encode.
-    """
-    return "code-" + input_text
-'''
 
 
 def _tool(api: httpx.Client, source: str, **fields: Any) -> str:
@@ -94,8 +76,8 @@ def _turn(api: httpx.Client, agent_id: str, text: str) -> dict[str, Any]:
 
 def _seed(api: httpx.Client) -> dict[str, Any]:
     """Rows of every kind for the fuzzer to aim at, and spare ones for the operations that delete."""
-    dice = _tool(api, DICE)
-    secret = _tool(api, SECRET, default_requires_approval=True)
+    dice = _tool(api, DICE_SOURCE)
+    secret = _tool(api, SECRET_SOURCE, default_requires_approval=True)
     built_in = api.post("/v1/tools/add-base-tools").raise_for_status().json()[0]
     demo = _agent(api, "fuzz-demo", model="demo/echo-1", tool_ids=[dice, secret])
     awaiting = _agent(api, "fuzz-awaiting-approval", model="demo/echo-1", tool_ids=[secret])
@@ -175,29 +157,16 @@ def fuzz_config(ids: dict[str, list[str]]) -> schemathesis.Config:
 @pytest.fixture(scope="module")
 def fuzz_server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
     """Runs in-process (no Redis), both providers answered by the fake LLM, on the suite's database engine."""
-    env = {
-        "ANTHROPIC_BASE_URL": fake_llm_server.url,
-        "ANTHROPIC_API_KEY": "sk-ant-test",
-        # An agent the fuzzer moves to an OpenAI model still talks to the fake, never to the network.
-        "OPENAI_BASE_URL": fake_llm_server.base_url_openai,
-        "OPENAI_API_KEY": "sk-test",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
-        "DEMO_TOKEN_DELAY": "0",
-    }
-    folder = tmp_path_factory.mktemp("fuzzing")
-    with (
-        scratch_database(folder) as database_url,
-        start_live_server(folder, extra_env=env | {"DATABASE_URL": database_url}) as server,
-    ):
+    # An agent the fuzzer moves to an OpenAI model still talks to the fake, never to the network.
+    env = fake_llm_server.server_env(openai=True) | {"DEMO_TOKEN_DELAY": "0"}
+    with start_inprocess_server(tmp_path_factory.mktemp("fuzzing"), extra_env=env) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def api_schema(fuzz_server: LiveServer) -> OpenApiSchema:
     """The document the live server serves, with the seeded ids to aim at."""
-    with httpx.Client(base_url=fuzz_server.url, headers=_auth(fuzz_server), timeout=30) as api:
+    with fuzz_server.api() as api:
         ids = _seed(api)
     return schemathesis.openapi.from_url(f"{fuzz_server.url}/v1/openapi.json", config=fuzz_config(ids))
 

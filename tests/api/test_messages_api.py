@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from agents import services
 from agents.models import Agent, Message, Run, Step
 from tests.support.api import api_client
-from tests.support.streams import seq_ids
+from tests.support.streams import TOOL_TURN, seq_ids
 from tests.tool_sources import DICE_SOURCE, SECRET_SOURCE
 from tools.services import tool_upsert_from_source
 
@@ -147,16 +147,7 @@ def test_streaming_without_tokens_sends_whole_messages(alice_api, demo_agent, ro
     )
 
     types = [c["message_type"] for c in sse(response)]
-    assert types == [
-        "reasoning_message",
-        "assistant_message",
-        "tool_call_message",
-        "tool_return_message",
-        "reasoning_message",
-        "assistant_message",
-        "stop_reason",
-        "usage_statistics",
-    ]
+    assert types == [*TOOL_TURN, "stop_reason", "usage_statistics"]
 
 
 def test_tool_call_deltas_carry_their_own_seq_id_and_the_calls_id_and_otid(alice_api, demo_agent):

@@ -9,7 +9,13 @@ import pytest
 
 from providers.models import Provider, ProviderModel
 from tests.fake_llm.listings import ListingFault
-from tests.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, add_three_providers, without_env_providers
+from tests.providers.conftest import (
+    ALL_LLM_HANDLES,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    add_three_providers,
+    without_env_providers,
+)
 
 if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
@@ -32,14 +38,6 @@ EMBEDDING_REQUIRED = {
     "provider_name",
     "provider_type",
 }
-ALL_LLM_HANDLES = [
-    "my-openai/gpt-4.1-mini",
-    "my-openai/gpt-4o-mini",
-    "my-claude/claude-haiku-4-5-20251001",
-    "my-claude/claude-sonnet-4-6",
-    "my-ollama/llama3.2:latest",
-    "demo/echo-1",
-]
 
 
 @pytest.fixture

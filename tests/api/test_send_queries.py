@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.support.api import api_client
+from tests.support.streams import TOOL_TURN
 
 if TYPE_CHECKING:
     from rest_framework.test import APIClient
@@ -62,14 +63,7 @@ def test_a_turn_with_one_tool_call_costs_at_most_its_pinned_queries(cast: Cast, 
 
     count, messages = queries_of_a_turn(api, claude, TOOL_PROMPT)
 
-    assert messages == [
-        "reasoning_message",
-        "assistant_message",
-        "tool_call_message",
-        "tool_return_message",
-        "reasoning_message",
-        "assistant_message",
-    ]
+    assert messages == list(TOOL_TURN)
     assert count <= TOOL_TURN_QUERIES
 
 

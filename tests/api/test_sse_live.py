@@ -16,8 +16,7 @@ import httpx
 import pytest
 
 from tests.fake_llm.script import Reply
-from tests.support.databases import scratch_database
-from tests.support.live_server import start_live_server
+from tests.support.live_server import start_inprocess_server
 from tests.support.polling import poll
 from tests.support.streams import assemble, seq_ids
 
@@ -37,28 +36,15 @@ ANTHROPIC = "anthropic/claude-sonnet-4-5-20250929"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
-    env = {
-        "ANTHROPIC_BASE_URL": fake_llm_server.url,
-        "ANTHROPIC_API_KEY": "sk-ant-test",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
-        "SSE_KEEPALIVE_SECONDS": str(KEEPALIVE_SECONDS),
-        # The demo model streams a token every 50 ms: a turn lasts a few seconds.
-        "DEMO_TOKEN_DELAY": "0.05",
-    }
-    folder = tmp_path_factory.mktemp("sse")
-    with (
-        scratch_database(folder) as database_url,
-        start_live_server(folder, extra_env=env | {"DATABASE_URL": database_url}) as live,
-    ):
+    # The demo model streams a token every 50 ms: a turn lasts a few seconds.
+    env = fake_llm_server.server_env() | {"SSE_KEEPALIVE_SECONDS": str(KEEPALIVE_SECONDS), "DEMO_TOKEN_DELAY": "0.05"}
+    with start_inprocess_server(tmp_path_factory.mktemp("sse"), extra_env=env) as live:
         yield live
 
 
 @pytest.fixture
 def api(server: LiveServer) -> Iterator[httpx.Client]:
-    headers = {"Authorization": f"Bearer {server.api_key}"}
-    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
+    with server.api() as client:
         yield client
 
 

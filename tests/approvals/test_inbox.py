@@ -16,7 +16,7 @@ from agents import services
 from agents.approvals.inbox import pending_approvals
 from agents.broadcast import publish
 from agents.models import Message
-from tests.factories import MessageFactory, RunFactory
+from tests.factories import MessageFactory, RunFactory, asking_for_approval
 from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,23 +24,20 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def ask_for_approval(agent, *call_ids: str, minutes_ago: int = 0) -> Message:
     """The agent's last row asks for approval of ``call_ids``."""
-    MessageFactory(agent=agent, seq=2, role="user", content=[{"type": "text", "text": "call get_secret_code"}])
-    row = MessageFactory(
-        agent=agent,
-        seq=3,
-        role="assistant",
-        content=[],
-        tool_calls=[
-            {"id": call_id, "name": "get_secret_code", "arguments": '{"input_text": "hi"}', "requires_approval": True}
-            for call_id in call_ids
-        ],
-    )
+    row = asking_for_approval(agent, *call_ids)
     Message.objects.filter(pk=row.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
     return row
 
 
 def new_agent(organization, name: str):
     return services.agent_create(organization=organization, name=name, model="demo/echo-1")
+
+
+def acme_agent_asking_for_approval(cast):
+    """Acme's agent, its last row asking for approval of ``call-1``."""
+    agent = new_agent(cast.org_a, "Acme's agent")
+    ask_for_approval(agent, "call-1")
+    return agent
 
 
 async def open_inbox(app, user, organization) -> WebsocketCommunicator:
@@ -148,8 +145,7 @@ async def test_the_inbox_socket_sends_the_state_then_every_change_of_its_organiz
 
 
 async def test_answering_from_the_inbox_runs_the_turn_and_the_inbox_empties(chat_app, cast):
-    agent = await database_sync_to_async(new_agent)(cast.org_a, "Acme's agent")
-    await database_sync_to_async(ask_for_approval)(agent, "call-1")
+    agent = await database_sync_to_async(acme_agent_asking_for_approval)(cast)
     alice = await open_inbox(chat_app, cast.alice, cast.org_a)
     await alice.connect()
     assert (await alice.receive_json_from())["count"] == 1
@@ -171,8 +167,7 @@ async def test_answering_from_the_inbox_runs_the_turn_and_the_inbox_empties(chat
 
 
 async def test_the_inbox_cannot_answer_another_organizations_approval(chat_app, cast):
-    agent = await database_sync_to_async(new_agent)(cast.org_a, "Acme's agent")
-    await database_sync_to_async(ask_for_approval)(agent, "call-1")
+    agent = await database_sync_to_async(acme_agent_asking_for_approval)(cast)
     charlie = await open_inbox(chat_app, cast.charlie, cast.org_b)
     await charlie.connect()
     await charlie.receive_json_from()

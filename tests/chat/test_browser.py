@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.chat_page import history, open_chat, send, wait_idle
+from tests.support.chat_page import history, new_chat, open_chat, send, wait_idle
 from tests.support.live_chat import DEMO_EMAIL, DEMO_PASSWORD, ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
@@ -76,8 +76,7 @@ def test_a_person_logs_in_creates_an_agent_with_an_approval_gated_tool_and_gets_
 
 
 def test_enter_sends_and_shift_enter_adds_a_line(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("keys")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "keys")
     box = page.get_by_role("textbox", name=re.compile("^Message to"))
 
     box.type("line one")
@@ -91,8 +90,7 @@ def test_enter_sends_and_shift_enter_adds_a_line(page: Page, chat_server: ChatSe
 
 
 def test_approving_a_call_runs_it_and_the_decision_stays_in_the_history(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("approve")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "approve")
 
     send(page, "call get_secret_code with input_text=hello")
     expect(page.locator(".tool-card.approval-pending .tool-name")).to_have_text("get_secret_code")
@@ -117,8 +115,7 @@ def test_approving_a_call_runs_it_and_the_decision_stays_in_the_history(page: Pa
 
 
 def test_denying_a_call_with_a_reason_tells_the_model_why(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("deny")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "deny")
 
     send(page, "call get_secret_code with input_text=hello")
     approval_call(page, 0).get_by_role("button", name="Deny", exact=True).click()
@@ -138,8 +135,7 @@ def test_denying_a_call_with_a_reason_tells_the_model_why(page: Page, chat_serve
 
 
 def test_providing_a_result_stores_it_as_given_and_shows_it_as_text(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("provide")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "provide")
 
     send(page, "call get_secret_code with input_text=hello")
     approval_call(page, 0).get_by_role("button", name="Provide result").click()
@@ -156,8 +152,7 @@ def test_providing_a_result_stores_it_as_given_and_shows_it_as_text(page: Page, 
 
 
 def test_a_parallel_batch_is_answered_together_in_one_submission(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("parallel")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "parallel")
 
     send(
         page,
@@ -182,8 +177,7 @@ def test_a_parallel_batch_is_answered_together_in_one_submission(page: Page, cha
 
 
 def test_stop_cancels_the_run_mid_stream(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("stop")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "stop")
 
     send(page, "Please repeat all of this back to me slowly: " + "lorem ipsum dolor " * 10)
     expect(page.locator(".row.streaming .bubble.assistant")).to_be_visible()
@@ -198,8 +192,7 @@ def test_stop_cancels_the_run_mid_stream(page: Page, chat_server: ChatServer):
 
 
 def test_a_reload_mid_run_loses_nothing_and_doubles_nothing(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("reload")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "reload")
 
     send(page, "call roll_dice with num_sides=20 and say it " + "slowly " * 25)
     expect(page.locator(".row.streaming")).to_have_count(1)
@@ -219,8 +212,7 @@ def test_a_reload_mid_run_loses_nothing_and_doubles_nothing(page: Page, chat_ser
 
 
 def test_model_and_tool_text_cannot_inject_html_or_script(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("xss")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "xss")
     markup = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
     attack = f"{markup} **bold** [x](javascript:window.pwned=3)"
 
@@ -322,8 +314,7 @@ def test_a_streamed_answer_renders_only_its_tail_and_ends_as_the_whole_answer_wo
 
 def test_a_code_block_copy_button_copies_the_code_and_links_open_in_a_new_tab(page: Page, chat_server: ChatServer):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    agent_id = chat_server.new_agent("markdown")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "markdown")
 
     send(page, "Code:\n```\nprint('copied')\n```\n\nSee [the docs](https://example.com/docs).")
     wait_idle(page)
@@ -338,13 +329,7 @@ def test_a_code_block_copy_button_copies_the_code_and_links_open_in_a_new_tab(pa
 
 
 def test_history_pages_upward_when_scrolled_to_the_top(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("long history")
-    chat_server.server.manage(
-        "shell",
-        "-c",
-        OLD_MESSAGES.replace("AGENT_PK", agent_id.removeprefix("agent-")),
-    )
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "long history", history=OLD_MESSAGES)
     expect(page.locator(".bubble.user", has_text="old message 71")).to_be_visible()
     expect(page.locator("#rows article[data-seq]")).to_have_count(30)
 
@@ -394,7 +379,7 @@ Agent.objects.filter(pk=agent.pk).update(turn_lock_run_id=run.pk, turn_lock_expi
 
 def test_a_run_whose_worker_died_shows_an_error_banner_and_retry_continues_it(page: Page, chat_server: ChatServer):
     agent_id = chat_server.new_agent("dead worker")
-    chat_server.server.manage("shell", "-c", DEAD_RUN.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+    chat_server.shell_for_agent(agent_id, DEAD_RUN)
 
     open_chat(page, chat_server, agent_id)
     banner = page.locator("#banner")

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import ARTIFACTS, serious_accessibility_violations
-from tests.support.chat_page import history, open_chat, send, wait_idle
+from tests.support.chat_page import history, new_chat, open_chat, send, wait_idle
 from tests.support.polling import poll
 
 if TYPE_CHECKING:
@@ -62,6 +62,15 @@ def cards(page: Page) -> Locator:
     return page.locator(".approval-controls")
 
 
+def deny_with_reason(card: Locator, text: str, key: str) -> Locator:
+    """Press Deny on the approval card, type ``text`` as the reason, then press ``key``; the reason field."""
+    card.get_by_role("button", name="Deny", exact=True).click()
+    reason = card.get_by_label(re.compile("^Reason"))
+    reason.fill(text)
+    reason.press(key)
+    return reason
+
+
 def on_screen(page: Page, locator: Locator) -> bool:
     """Whether the element is inside the window and inside the transcript's visible part (no scrolling needed)."""
     return locator.evaluate(
@@ -96,10 +105,7 @@ def approval_items(page: Page, agent_id: str) -> list[dict]:
 def test_after_twenty_earlier_turns_a_new_approval_is_on_screen_and_answered_in_one_click(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("long chat")
-    chat_server.server.manage("shell", "-c", TWENTY_TURNS.replace("AGENT_PK", agent_id.removeprefix("agent-")))
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "long chat", viewport=viewport, history=TWENTY_TURNS)
 
     send(page, 'call get_secret_code with input_text="' + "a long text to fold " * 12 + '"')
     card = cards(page).first
@@ -127,10 +133,7 @@ def test_after_twenty_earlier_turns_a_new_approval_is_on_screen_and_answered_in_
 
 
 def test_a_pending_card_stays_on_screen_when_the_window_narrows_to_a_phone(page: Page, chat_server: ChatServer):
-    page.set_viewport_size(DESKTOP)
-    agent_id = chat_server.new_agent("narrowing window")
-    chat_server.server.manage("shell", "-c", TWENTY_TURNS.replace("AGENT_PK", agent_id.removeprefix("agent-")))
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "narrowing window", viewport=DESKTOP, history=TWENTY_TURNS)
     send(page, 'call get_secret_code with input_text="turned"')
     approve = cards(page).first.get_by_role("button", name="Approve", exact=True)
     expect(approve).to_be_focused()
@@ -142,8 +145,7 @@ def test_a_pending_card_stays_on_screen_when_the_window_narrows_to_a_phone(page:
 
 
 def test_a_note_typed_while_an_approval_waits_is_sent_after_the_decision(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("note")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "note")
     send(page, "call get_secret_code with input_text=hello")
     approve = cards(page).first.get_by_role("button", name="Approve", exact=True)
     expect(approve).to_be_focused()
@@ -163,9 +165,7 @@ def test_a_note_typed_while_an_approval_waits_is_sent_after_the_decision(page: P
 def test_a_parallel_batch_of_four_is_answered_call_by_call_then_submitted_together(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("batch of four")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "batch of four", viewport=viewport)
 
     send(page, " and ".join(f"call get_secret_code with input_text={word}" for word in ("one", "two", "three", "four")))
     expect(cards(page)).to_have_count(4)
@@ -200,14 +200,10 @@ def test_a_parallel_batch_of_four_is_answered_call_by_call_then_submitted_togeth
 
 
 def test_escape_closes_the_reason_field_without_answering(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("escape")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "escape")
     send(page, "call get_secret_code with input_text=hello")
     card = cards(page).first
-    card.get_by_role("button", name="Deny", exact=True).click()
-    reason = card.get_by_label(re.compile("^Reason"))
-    reason.fill("maybe")
-    reason.press("Escape")
+    reason = deny_with_reason(card, "maybe", "Escape")
 
     expect(reason).to_be_hidden()
     expect(card.get_by_role("button", name="Approve", exact=True)).to_be_focused()
@@ -218,9 +214,7 @@ def test_escape_closes_the_reason_field_without_answering(page: Page, chat_serve
 def test_edit_and_approve_runs_the_tool_with_the_arguments_from_the_schema_form(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("edit")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "edit", viewport=viewport)
     send(page, "call get_secret_code with input_text=hello")
 
     card = cards(page).first
@@ -246,8 +240,7 @@ def test_edit_and_approve_runs_the_tool_with_the_arguments_from_the_schema_form(
 
 
 def test_always_allow_approves_the_call_and_stops_asking_for_that_tool(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("always")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "always")
     send(page, "call get_secret_code with input_text=first")
     cards(page).first.get_by_role("button", name="Always allow get_secret_code for this agent").click()
     wait_idle(page)
@@ -266,16 +259,10 @@ def test_always_allow_approves_the_call_and_stops_asking_for_that_tool(page: Pag
 
 
 def test_a_denial_reads_denied_by_its_author_then_the_agents_answer(page: Page, chat_server: ChatServer):
-    page.set_viewport_size(DESKTOP)
-    agent_id = chat_server.new_agent("denied")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "denied", viewport=DESKTOP)
     send(page, "call get_secret_code with input_text=hello")
 
-    card = cards(page).first
-    card.get_by_role("button", name="Deny", exact=True).click()
-    reason = card.get_by_label(re.compile("^Reason"))
-    reason.fill("not during the demo")
-    reason.press("Enter")
+    deny_with_reason(cards(page).first, "not during the demo", "Enter")
     wait_idle(page)
 
     tool_card = page.locator(".tool-card").last
@@ -298,12 +285,11 @@ def test_a_denial_reads_denied_by_its_author_then_the_agents_answer(page: Page, 
 
 
 def test_an_expired_approval_becomes_a_denial_and_the_agent_answers(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("expiry")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "expiry")
     send(page, "call get_secret_code with input_text=hello")
     expect(cards(page)).to_have_count(1)
 
-    chat_server.server.manage("shell", "-c", EXPIRE.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+    chat_server.shell_for_agent(agent_id, EXPIRE)
 
     tool_card = page.locator(".tool-card").last
     expect(tool_card.locator(".decision-line")).to_have_text(
@@ -379,9 +365,7 @@ def test_the_inbox_lists_the_organizations_approvals_live_and_its_badge_counts_d
     )  # answered in the chat's tab too
 
     item = inbox.locator(".inbox-item").first
-    item.get_by_role("button", name="Deny", exact=True).click()
-    item.get_by_label(re.compile("^Reason")).fill("from the inbox")
-    item.get_by_label(re.compile("^Reason")).press("Enter")
+    deny_with_reason(item, "from the inbox", "Enter")
     expect(inbox.locator(".inbox-item")).to_have_count(0)
     expect(badge(inbox)).to_be_hidden()
     expect(inbox).to_have_title(re.compile(r"^Approvals"))
@@ -392,9 +376,7 @@ def test_axe_finds_nothing_serious_on_a_chat_with_a_pending_batch(
     page: Page, chat_server: ChatServer, browser: Browser
 ):
     for viewport in (DESKTOP, PHONE):
-        page.set_viewport_size(viewport)
-        agent_id = chat_server.new_agent("axe approvals")
-        open_chat(page, chat_server, agent_id)
+        new_chat(page, chat_server, "axe approvals", viewport=viewport)
         send(page, "call get_secret_code with input_text=one and call get_secret_code with input_text=two")
         expect(cards(page)).to_have_count(2)
         cards(page).first.get_by_role("button", name="Edit").click()

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.chat_page import open_chat, send, wait_idle
+from tests.support.chat_page import new_chat, open_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
@@ -27,8 +27,7 @@ def memory_block(page: Page, label: str):
 def test_a_person_edits_a_block_in_the_panel_and_sees_an_edit_made_elsewhere_arrive_live(
     page: Page, chat_server: ChatServer
 ):
-    agent_id = chat_server.new_agent("panel", tools=(), memory_blocks=BLOCKS)
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "panel", tools=(), memory_blocks=BLOCKS)
     human = memory_block(page, "human")
     expect(human.locator(".memory-value")).to_have_text("Name: Alice")
     expect(human.locator(".memory-chars")).to_have_text("11 / 40 chars")
@@ -75,8 +74,7 @@ def test_a_second_tab_sees_the_first_tabs_edit_without_reloading(page: Page, cha
 def test_the_demo_model_remembers_something_and_the_panel_and_the_transcript_show_it(
     page: Page, chat_server: ChatServer
 ):
-    agent_id = chat_server.new_agent("rememberer", tools=(), memory_blocks=BLOCKS)
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "rememberer", tools=(), memory_blocks=BLOCKS)
     meter_before = page.locator("#context-text").inner_text()
     panel_fetches: list[str] = []
     page.on("request", lambda request: "/memory/" in request.url and panel_fetches.append(request.url))
@@ -97,9 +95,7 @@ def test_the_demo_model_remembers_something_and_the_panel_and_the_transcript_sho
 def test_on_a_phone_the_panel_is_behind_a_memory_button_and_nothing_scrolls_sideways(
     page: Page, chat_server: ChatServer
 ):
-    page.set_viewport_size(PHONE)
-    agent_id = chat_server.new_agent("phone panel", tools=(), memory_blocks=BLOCKS)
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "phone panel", viewport=PHONE, tools=(), memory_blocks=BLOCKS)
     panel = page.locator("#memory-panel")
     expect(panel).to_be_hidden()
 
@@ -113,8 +109,7 @@ def test_on_a_phone_the_panel_is_behind_a_memory_button_and_nothing_scrolls_side
 
 
 def test_the_archival_page_adds_finds_and_deletes_a_passage(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("archivist", tools=())
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "archivist", tools=())
     page.get_by_role("link", name="Archival memory").click()
     expect(page.get_by_role("heading", name="Archival memory")).to_be_visible()
 

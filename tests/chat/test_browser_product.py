@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import serious_accessibility_violations
-from tests.support.chat_page import open_chat, send, wait_idle
+from tests.support.chat_page import new_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]
@@ -42,8 +42,7 @@ def test_chatting_with_an_approval_reports_no_content_security_policy_violation(
     page.context.add_init_script(LISTEN_FOR_CSP)
     console: list[str] = []
     page.on("console", lambda message: console.append(message.text))
-    agent_id = chat_server.new_agent("csp")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "csp")
 
     send(
         page,
@@ -91,9 +90,7 @@ def test_the_admin_and_the_api_docs_render_under_the_policy(anonymous_page: Page
 def test_the_header_is_one_line_and_send_sits_beside_the_box_at_the_bottom(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("layout")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "layout", viewport=viewport)
 
     header = page.locator(".site-header").bounding_box()
     box = page.locator("#message").bounding_box()
@@ -132,10 +129,7 @@ def test_a_notice_is_a_toast_that_leaves_the_composer_where_it_is(page: Page, ch
 def test_the_box_is_focused_on_open_and_a_tab_away_from_the_conversation_after_30_turns(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("keyboard")
-    chat_server.server.manage("shell", "-c", THIRTY_TURNS.replace("AGENT_PK", agent_id.removeprefix("agent-")))
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "keyboard", viewport=viewport, history=THIRTY_TURNS)
     expect(page.locator("article.role-assistant details.reasoning")).to_have_count(15)  # the last page of rows
 
     assert page.evaluate("() => document.activeElement.id") == "message"
@@ -167,8 +161,7 @@ def test_axe_finds_nothing_serious_on_the_login_agents_chat_and_tools_pages(
     assert serious_accessibility_violations(page) == []
     page.goto(f"{chat_server.url}/tools/")
     assert serious_accessibility_violations(page) == []
-    agent_id = chat_server.new_agent("axe")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "axe")
     send(page, "Some **markdown** with code:\n```\nprint(1)\n```\n\nand call get_secret_code with input_text=hello")
     expect(page.locator(".approval-controls")).to_have_count(1)
     wait_idle(page)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.chat_page import open_chat, send, wait_idle
+from tests.support.chat_page import new_chat, open_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(120)]
@@ -43,15 +43,15 @@ Run.objects.filter(pk=Run.parse_public_id("RUN_ID")).update(heartbeat_at=timezon
 """
 
 
-def shell(chat_server: ChatServer, code: str) -> str:
-    """Run ``code`` in the server's ``manage.py shell``; the last line it printed."""
-    printed = chat_server.server.manage("shell", "-c", code).strip().splitlines()
+def shell(chat_server: ChatServer, agent_id: str, code: str) -> str:
+    """Run ``code`` for the agent in the server's ``manage.py shell``; the last line it printed."""
+    printed = chat_server.shell_for_agent(agent_id, code).strip().splitlines()
     return printed[-1] if printed else ""
 
 
 def test_a_rest_cancel_of_a_queued_run_reaches_the_open_tab(page: Page, chat_server: ChatServer):
     agent_id = chat_server.new_agent("queued cancel")
-    run_id = shell(chat_server, QUEUED_RUN.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+    run_id = shell(chat_server, agent_id, QUEUED_RUN)
     open_chat(page, chat_server, agent_id)
     expect(page.get_by_role("button", name="Stop")).to_be_visible()
 
@@ -64,8 +64,7 @@ def test_a_rest_cancel_of_a_queued_run_reaches_the_open_tab(page: Page, chat_ser
 
 
 def test_a_rest_cancel_of_a_running_run_reaches_the_open_tab(page: Page, chat_server: ChatServer):
-    agent_id = chat_server.new_agent("running cancel")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "running cancel")
     send(page, "Please repeat all of this back to me slowly: " + "lorem ipsum dolor " * 12)
     expect(page.locator(".row.streaming .bubble.assistant")).to_be_visible()
 
@@ -83,7 +82,7 @@ def test_a_rest_cancel_of_a_running_run_reaches_the_open_tab(page: Page, chat_se
 
 def test_the_sweepers_verdict_on_a_dead_run_reaches_the_open_tab(page: Page, chat_server: ChatServer):
     agent_id = chat_server.new_agent("swept")
-    run_id = shell(chat_server, LIVE_RUN.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+    run_id = shell(chat_server, agent_id, LIVE_RUN)
     open_chat(page, chat_server, agent_id)
     expect(page.get_by_role("button", name="Stop")).to_be_visible()
 

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.chat.test_browser_product import DESKTOP, PHONE
-from tests.support.chat_page import open_chat, send, wait_idle
+from tests.support.chat_page import new_chat, send, wait_idle
 from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(180)]
@@ -66,8 +66,7 @@ def test_each_message_shows_its_author_a_time_with_the_full_date_on_hover_and_co
 ):
     page.set_viewport_size(viewport)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    agent_id = chat_server.new_agent("Named agent")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "Named agent")
     send(page, "Hello there")
     wait_idle(page)
 
@@ -99,9 +98,7 @@ def test_each_message_shows_its_author_a_time_with_the_full_date_on_hover_and_co
 def test_regenerate_answers_the_last_message_again_in_a_new_run_and_the_earlier_answer_stays(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("regenerate")
-    open_chat(page, chat_server, agent_id)
+    agent_id = new_chat(page, chat_server, "regenerate", viewport=viewport)
     send(page, "Hello there")
     wait_idle(page)
     expect(page.get_by_role("button", name="Regenerate")).to_have_count(1)
@@ -130,9 +127,7 @@ def test_regenerate_answers_the_last_message_again_in_a_new_run_and_the_earlier_
 def test_the_agent_is_shown_typing_from_the_send_until_its_first_token(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("typing")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "typing", viewport=viewport)
     expect(page.locator("#typing")).to_be_hidden()
     page.evaluate(WATCH_TYPING)
 
@@ -150,10 +145,7 @@ def test_the_agent_is_shown_typing_from_the_send_until_its_first_token(
 def test_reasoning_is_one_quiet_thought_line_with_its_measured_duration(
     page: Page, chat_server: ChatServer, viewport: dict[str, int]
 ):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("thinking")
-    chat_server.server.manage("shell", "-c", TIMED_REASONING.replace("AGENT_PK", agent_id.removeprefix("agent-")))
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "thinking", viewport=viewport, history=TIMED_REASONING)
 
     timed, untimed = page.locator("article[data-seq] details.reasoning").all()
     expect(timed.locator("summary")).to_have_text("Thought for 3 s")
@@ -172,9 +164,7 @@ def test_reasoning_is_one_quiet_thought_line_with_its_measured_duration(
 
 @VIEWPORTS
 def test_usage_and_steps_sit_behind_a_small_info_toggle(page: Page, chat_server: ChatServer, viewport: dict[str, int]):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("usage")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "usage", viewport=viewport)
     send(page, "Hello there")
     wait_idle(page)
 
@@ -193,9 +183,7 @@ def test_usage_and_steps_sit_behind_a_small_info_toggle(page: Page, chat_server:
 
 @VIEWPORTS
 def test_a_new_conversation_has_one_start_marker(page: Page, chat_server: ChatServer, viewport: dict[str, int]):
-    page.set_viewport_size(viewport)
-    agent_id = chat_server.new_agent("start")
-    open_chat(page, chat_server, agent_id)
+    new_chat(page, chat_server, "start", viewport=viewport)
     markers = page.get_by_text(re.compile("Start of the conversation|Conversation started"))
 
     expect(markers).to_have_count(1)

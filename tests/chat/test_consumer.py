@@ -10,7 +10,7 @@ from agents.broadcast import publish
 from agents.chat.consumers import SERVER_FAULT
 from agents.errors import AgentBusy
 from agents.models import Message, Run, RunStatus
-from tests.factories import AgentFactory, MessageFactory, RunFactory
+from tests.factories import AgentFactory, MessageFactory, RunFactory, asking_for_approval
 from tests.support.sockets import finished, frames_until, open_chat
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,17 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def pending_approval_rows(agent, *call_ids: str) -> None:
     """The agent's last row asks for approval of ``call_ids``."""
-    MessageFactory(agent=agent, seq=2, role="user", content=[{"type": "text", "text": "call get_secret_code"}])
-    MessageFactory(
-        agent=agent,
-        seq=3,
-        role="assistant",
-        content=[{"type": "text", "text": "Calling get_secret_code."}],
-        tool_calls=[
-            {"id": call_id, "name": "get_secret_code", "arguments": '{"input_text": "hi"}', "requires_approval": True}
-            for call_id in call_ids
-        ],
-    )
+    asking_for_approval(agent, *call_ids, said="Calling get_secret_code.")
 
 
 async def test_it_rejects_anonymous_sockets(chat_app, agent):

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import httpx
 from celery import Celery
 
-from tests.support.live_chat import LIVE_SETTINGS, ChatServer
-from tests.support.live_server import LiveServer, free_port, server_env
+from tests.support.live_chat import LIVE_SETTINGS, ChatServer, celery_worker_command
+from tests.support.live_server import LiveServer, free_port, run_manage, server_env
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -67,18 +67,7 @@ class ProcessStack:
         return self.env["CELERY_TASK_DEFAULT_QUEUE"]
 
     def manage(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-        return result.stdout
+        return run_manage(self.env, *args)
 
     def chat(self, web: str) -> ChatServer:
         """The chat tests' client helpers (login, new agent, history) pointed at web process ``web``."""
@@ -131,23 +120,9 @@ class ProcessStack:
         log_path = self.folder / f"{name}.log"
         log_path.unlink(missing_ok=True)
         hostname = f"{name}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
-        celery = Path(sys.executable).with_name("celery")
         with log_path.open("ab") as log:
             process = subprocess.Popen(
-                [
-                    str(celery),
-                    "-A",
-                    "config",
-                    "worker",
-                    "--pool=solo",
-                    "-Q",
-                    self.queue,
-                    "--loglevel=INFO",
-                    "--without-mingle",
-                    "--without-gossip",
-                    "--hostname",
-                    hostname,
-                ],
+                celery_worker_command(self.queue, hostname),
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,

@@ -22,6 +22,7 @@ from agents.llm.tokens import request_tokens
 from agents.models import Agent, Message, Run
 from agents.runs.store import DjangoConversationStore
 from tests.engine.test_turn_loop import finished
+from tests.factories import append_history
 from tests.fakes import reply
 from tools.base import ToolContext
 
@@ -97,17 +98,7 @@ def test_a_previous_summary_is_summarized_again_not_evicted_as_a_message() -> No
 
 @sync_to_async
 def add_history(agent: Agent, turns: int) -> None:
-    start = Message.objects.filter(agent=agent).count()
-    Message.objects.bulk_create(
-        Message(
-            organization_id=agent.organization_id,
-            agent=agent,
-            seq=start + index,
-            role="user" if index % 2 == 0 else "assistant",
-            content=[{"type": "text", "text": f"message {index} {WORDS}"}],
-        )
-        for index in range(2 * turns)
-    )
+    append_history(agent, 2 * turns, lambda index: f"message {index} {WORDS}")
 
 
 async def test_a_turn_that_would_pass_the_window_compacts_first_and_the_model_gets_a_request_that_fits(harness):

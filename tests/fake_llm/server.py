@@ -84,6 +84,13 @@ class FakeLLMServer:
     def base_url_openai(self) -> str:
         return f"{self.url}/v1"
 
+    def server_env(self, *, openai: bool = False) -> dict[str, str]:
+        """A live server's settings that send its Anthropic calls here (and, with ``openai``, its OpenAI calls)."""
+        env = {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+        if openai:
+            env |= {"OPENAI_BASE_URL": self.base_url_openai, "OPENAI_API_KEY": "sk-test"}
+        return env
+
     def start(self) -> Self:
         self._thread = threading.Thread(target=self.serve_forever, name="fake-llm", daemon=True)
         self._thread.start()

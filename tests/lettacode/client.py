@@ -76,16 +76,7 @@ class LettaCode:
 
     def headless(self, prompt: str, *options: str) -> HeadlessRun:
         """``letta -p prompt options… --output-format stream-json``: its events, one JSON object a line."""
-        argv = ["node", str(BUNDLE), "-p", prompt, *options, "--output-format", "stream-json"]
-        done = subprocess.run(
-            argv,
-            cwd=self.project,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=HEADLESS_TIMEOUT_S,
-            check=False,
-        )
+        done = self.command("-p", prompt, *options, "--output-format", "stream-json")
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         return HeadlessRun(done.returncode, events, done.stderr)
 
@@ -103,8 +94,7 @@ class LettaCode:
 
     def api(self) -> httpx.Client:
         """Our API with this user's key, to read what Letta Code made."""
-        headers = {"Authorization": f"Bearer {self.server.api_key}"}
-        return httpx.Client(base_url=self.server.url, headers=headers, timeout=30)
+        return self.server.api()
 
     def terminal(self, *options: str) -> Terminal:
         """The interactive TUI, in standard permission mode unless ``options`` say otherwise."""

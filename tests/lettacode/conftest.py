@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.lettacode.client import BUNDLE, READY, LettaCode, installed
-from tests.support.databases import scratch_database
-from tests.support.live_server import start_live_server
+from tests.support.live_server import start_inprocess_server
 from tests.support.stand_in import stand_in_for
 
 if TYPE_CHECKING:
@@ -45,20 +44,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
-    env = {
-        "ANTHROPIC_BASE_URL": fake_llm_server.url,
-        "ANTHROPIC_API_KEY": "sk-ant-test",
-        "OPENAI_API_KEY": "",
-        "OPENAI_BASE_URL": "",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
-    }
-    folder = tmp_path_factory.mktemp("letta-code")
-    with (
-        scratch_database(folder) as database_url,
-        start_live_server(folder, extra_env=env | {"DATABASE_URL": database_url}) as live,
-    ):
+    env = fake_llm_server.server_env() | {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
+    with start_inprocess_server(tmp_path_factory.mktemp("letta-code"), extra_env=env) as live:
         yield live
 
 

@@ -16,8 +16,7 @@ import pytest
 from tests.fake_llm.listings import ListingFault
 from tests.fake_llm.script import Reply
 from tests.lettacode.client import LettaCode, ask
-from tests.support.databases import scratch_database
-from tests.support.live_server import start_live_server
+from tests.support.live_server import start_inprocess_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,20 +33,9 @@ COMPATIBLE = "lc-openai-compatible"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
     """A server with no model provider of its own (only the demo model): the user brings one."""
-    env = {
-        "ANTHROPIC_API_KEY": "",
-        "OPENAI_API_KEY": "",
-        "OPENAI_BASE_URL": "",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
-        "PROVIDER_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",
-    }
-    folder = tmp_path_factory.mktemp("letta-code-connect")
-    with (
-        scratch_database(folder) as database_url,
-        start_live_server(folder, extra_env=env | {"DATABASE_URL": database_url}) as live,
-    ):
+    no_vendor = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
+    env = no_vendor | {"PROVIDER_ALLOWED_PRIVATE_HOSTS": "127.0.0.1"}
+    with start_inprocess_server(tmp_path_factory.mktemp("letta-code-connect"), extra_env=env) as live:
         yield live
 
 

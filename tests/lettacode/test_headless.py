@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 
 from tests.fake_llm.script import Reply
@@ -17,8 +16,8 @@ pytestmark = [pytest.mark.live_server, pytest.mark.timeout(300)]
 
 
 def agent_of(letta_code: LettaCode, agent_id: str) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {letta_code.server.api_key}"}
-    response = httpx.get(f"{letta_code.server.url}/v1/agents/{agent_id}", headers=headers, timeout=30)
+    with letta_code.api() as api:
+        response = api.get(f"/v1/agents/{agent_id}")
     return dict(response.raise_for_status().json())
 
 

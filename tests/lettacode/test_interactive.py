@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 
 from tests.fake_llm.script import Reply
@@ -59,8 +58,8 @@ def test_a_new_user_gets_a_default_agent_that_answers(letta_code: LettaCode, fak
         wait_for_answer(screen, "Hello, new user.")
 
     agent_id = letta_code.settings()["lastAgent"]
-    headers = {"Authorization": f"Bearer {letta_code.server.api_key}"}
-    agent = httpx.get(f"{letta_code.server.url}/v1/agents/{agent_id}", headers=headers, timeout=30).json()
+    with letta_code.api() as api:
+        agent = api.get(f"/v1/agents/{agent_id}").json()
     assert "origin:letta-code" in agent["tags"]
     assert agent["model"].startswith("anthropic/")
     assert {"web_search", "fetch_webpage"} <= {tool["name"] for tool in agent["tools"]}

@@ -27,24 +27,24 @@ from agents.llm.base import (
 if TYPE_CHECKING:
     from agents.llm.base import ContentPart, LLMClient, LLMEvent, Turn
 
-SECRET_CODE_TOOL = ToolSchema(
-    name="get_secret_code_tool",
-    description="A tool that returns the secret code based on the input.",
-    parameters={
+
+def _one_argument_tool(name: str, description: str, argument: str, kind: str, about: str) -> ToolSchema:
+    parameters = {
         "type": "object",
-        "properties": {"input_text": {"type": "string", "description": "The input text to process."}},
-        "required": ["input_text"],
-    },
-)
-ROLL_DICE_TOOL = ToolSchema(
-    name="roll_dice_tool",
-    description="A tool that returns a random number between 1 and num_sides.",
-    parameters={
-        "type": "object",
-        "properties": {"num_sides": {"type": "integer", "description": "The number of sides on the die."}},
-        "required": ["num_sides"],
-    },
-)
+        "properties": {argument: {"type": kind, "description": about}},
+        "required": [argument],
+    }
+    return ToolSchema(name=name, description=description, parameters=parameters)
+
+
+SECRET_CODE_TOOL = _one_argument_tool(
+    "get_secret_code_tool", "A tool that returns the secret code based on the input.", "input_text", "string",
+    "The input text to process."
+)  # fmt: skip
+ROLL_DICE_TOOL = _one_argument_tool(
+    "roll_dice_tool", "A tool that returns a random number between 1 and num_sides.", "num_sides", "integer",
+    "The number of sides on the die."
+)  # fmt: skip
 SEED_SINGLE_CALL = (
     "This is an automated test message. Call the get_secret_code_tool to get the code for text 'hello world'."
 )

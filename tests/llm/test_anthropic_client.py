@@ -12,10 +12,8 @@ from agents.llm.base import (
     LLMBadRequest,
     ReasoningPart,
     RedactedReasoning,
-    TextDelta,
     TextPart,
     ToolCall,
-    ToolCallArgumentsDelta,
     ToolResult,
     ToolResultsTurn,
     UserTurn,
@@ -23,29 +21,6 @@ from agents.llm.base import (
 from tests.fake_llm import FakeLLMServer, Reply
 from tests.fake_llm.anthropic_wire import sign
 from tests.llm.helpers import ROLL_DICE_TOOL, SECRET_CODE_TOOL, collect, make_request
-
-
-async def test_it_streams_text_in_several_deltas_and_finishes_with_stop(
-    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
-) -> None:
-    fake_llm.script(Reply(text="Hello there, how can I help you today?"))
-
-    answer = await collect(anthropic_client, make_request("Hi"), stream=True)
-
-    assert len(answer.of(TextDelta)) > 3
-    assert answer.text == "Hello there, how can I help you today?"
-    assert answer.completed.finish_reason == "stop"
-
-
-async def test_it_gives_the_same_answer_without_streaming(
-    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
-) -> None:
-    fake_llm.script(Reply(text="Hello there, how can I help you today?"))
-
-    answer = await collect(anthropic_client, make_request("Hi"), stream=False)
-
-    assert answer.of(TextDelta) == [TextDelta("Hello there, how can I help you today?")]
-    assert answer.completed.finish_reason == "stop"
 
 
 async def test_the_sent_body_is_exactly_build_payload(
@@ -194,23 +169,13 @@ async def test_redacted_thinking_is_passed_on_and_sent_back(
     assert assistant[0]["type"] == "thinking"
 
 
-async def test_parallel_tool_calls_arrive_with_streamed_argument_fragments(
+async def test_parallel_tool_calls_are_allowed_in_the_sent_tool_choice(
     fake_llm: FakeLLMServer, anthropic_client: AnthropicClient
 ) -> None:
-    calls = [
-        ("get_secret_code_tool", {"input_text": "hello world"}),
-        ("get_secret_code_tool", {"input_text": "hello letta"}),
-        ("roll_dice_tool", {"num_sides": 16}),
-    ]
-    fake_llm.script(Reply(text="Calling.", tool_calls=calls))
     request = make_request("Go", tools=(SECRET_CODE_TOOL, ROLL_DICE_TOOL), parallel_tool_calls=True)
 
-    answer = await collect(anthropic_client, request, stream=True)
+    await collect(anthropic_client, request, stream=True)
 
-    assert answer.tool_arguments == calls
-    assert len(answer.of(ToolCallArgumentsDelta)) > len(calls)
-    assert len({call.id for call in answer.tool_calls}) == 3
-    assert answer.completed.finish_reason == "tool_calls"
     assert fake_llm.last_request.body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": False}
 
 
@@ -261,56 +226,6 @@ async def test_consecutive_user_turns_become_one_user_message(
             ],
         }
     ]
-
-
-async def test_usage_comes_from_the_api(
-    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(text="Hi.", usage=(120, 7)))
-
-    answer = await collect(anthropic_client, make_request("Hi"), stream=stream)
-
-    usage = answer.completed.usage
-    assert (usage.prompt_tokens, usage.completion_tokens, usage.estimated) == (120, 7, False)
-
-
-async def test_usage_is_estimated_and_marked_when_the_api_sends_none(
-    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(text="x" * 40, usage=None))
-
-    answer = await collect(anthropic_client, make_request("Hi"), stream=stream)
-
-    usage = answer.completed.usage
-    assert usage.estimated
-    assert usage.completion_tokens == 10
-    assert usage.prompt_tokens > 0
-
-
-@pytest.mark.parametrize(
-    ("scripted", "expected"),
-    [("stop", "stop"), ("tool_calls", "tool_calls"), ("length", "length"), ("content_filter", "content_filter")],
-)
-async def test_each_stop_reason_maps_to_its_finish_reason(
-    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool, scripted: str, expected: str
-) -> None:
-    calls = [("roll_dice_tool", {"num_sides": 6})] if scripted == "tool_calls" else []
-    fake_llm.script(Reply(text="Some text.", tool_calls=calls, finish_reason=scripted))  # type: ignore[arg-type]
-
-    answer = await collect(anthropic_client, make_request("Hi", tools=(ROLL_DICE_TOOL,)), stream=stream)
-
-    assert answer.completed.finish_reason == expected
-
-
-async def test_content_without_a_stop_reason_completes_with_no_finish_reason(
-    fake_llm: FakeLLMServer, anthropic_client: AnthropicClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(text="Partial but usable.", finish_reason=None))
-
-    answer = await collect(anthropic_client, make_request("Hi"), stream=stream)
-
-    assert answer.text == "Partial but usable."
-    assert answer.completed.finish_reason is None
 
 
 def test_a_tool_choice_of_required_forces_a_tool_only_without_thinking() -> None:

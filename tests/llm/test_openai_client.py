@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 from agents.llm.base import (
     AssistantTurn,
     ReasoningDelta,
     ReasoningPart,
-    TextDelta,
     TextPart,
     ToolCall,
-    ToolCallArgumentsDelta,
     ToolResult,
     ToolResultsTurn,
 )
@@ -20,26 +16,10 @@ from tests.fake_llm import FakeLLMServer, Reply
 from tests.llm.helpers import ROLL_DICE_TOOL, SECRET_CODE_TOOL, collect, make_request
 
 
-async def test_it_streams_text_in_several_deltas_and_asks_for_usage(
-    fake_llm: FakeLLMServer, openai_client: OpenAIClient
-) -> None:
-    fake_llm.script(Reply(text="Hello there, how can I help you today?"))
+async def test_a_stream_asks_for_usage(fake_llm: FakeLLMServer, openai_client: OpenAIClient) -> None:
+    await collect(openai_client, make_request("Hi"), stream=True)
 
-    answer = await collect(openai_client, make_request("Hi"), stream=True)
-
-    assert len(answer.of(TextDelta)) > 3
-    assert answer.text == "Hello there, how can I help you today?"
-    assert answer.completed.finish_reason == "stop"
     assert fake_llm.last_request.body["stream_options"] == {"include_usage": True}
-
-
-async def test_it_gives_the_same_answer_without_streaming(fake_llm: FakeLLMServer, openai_client: OpenAIClient) -> None:
-    fake_llm.script(Reply(text="Hello there."))
-
-    answer = await collect(openai_client, make_request("Hi"), stream=False)
-
-    assert answer.of(TextDelta) == [TextDelta("Hello there.")]
-    assert "stream" not in fake_llm.last_request.body
 
 
 async def test_the_sent_body_is_exactly_build_payload(
@@ -92,22 +72,13 @@ async def test_reasoning_content_from_a_compatible_server_becomes_reasoning_delt
     assert answer.text == "Done."
 
 
-async def test_parallel_tool_calls_arrive_with_argument_fragments_by_index(
+async def test_parallel_tool_calls_are_asked_for_in_the_sent_body(
     fake_llm: FakeLLMServer, openai_client: OpenAIClient
 ) -> None:
-    calls = [
-        ("get_secret_code_tool", {"input_text": "hello world"}),
-        ("get_secret_code_tool", {"input_text": "hello letta"}),
-        ("roll_dice_tool", {"num_sides": 16}),
-    ]
-    fake_llm.script(Reply(text="Calling.", tool_calls=calls))
     request = make_request("Go", tools=(SECRET_CODE_TOOL, ROLL_DICE_TOOL), parallel_tool_calls=True)
 
-    answer = await collect(openai_client, request, stream=True)
+    await collect(openai_client, request, stream=True)
 
-    assert answer.tool_arguments == calls
-    assert len(answer.of(ToolCallArgumentsDelta)) > len(calls)
-    assert answer.completed.finish_reason == "tool_calls"
     assert fake_llm.last_request.body["parallel_tool_calls"] is True
 
 
@@ -137,48 +108,3 @@ async def test_tool_calls_and_results_round_trip_as_tool_messages(
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "4"},
     ]
-
-
-async def test_usage_comes_from_the_api(fake_llm: FakeLLMServer, openai_client: OpenAIClient, stream: bool) -> None:
-    fake_llm.script(Reply(text="Hi.", usage=(90, 3)))
-
-    answer = await collect(openai_client, make_request("Hi"), stream=stream)
-
-    usage = answer.completed.usage
-    assert (usage.prompt_tokens, usage.completion_tokens, usage.estimated) == (90, 3, False)
-
-
-async def test_usage_is_estimated_and_marked_when_the_server_sends_none(
-    fake_llm: FakeLLMServer, openai_client: OpenAIClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(text="y" * 80, usage=None))
-
-    answer = await collect(openai_client, make_request("Hi"), stream=stream)
-
-    usage = answer.completed.usage
-    assert usage.estimated
-    assert usage.completion_tokens == 20
-    assert usage.prompt_tokens > 0
-
-
-@pytest.mark.parametrize("finish_reason", ["stop", "tool_calls", "length", "content_filter"])
-async def test_each_finish_reason_is_passed_on(
-    fake_llm: FakeLLMServer, openai_client: OpenAIClient, stream: bool, finish_reason: str
-) -> None:
-    calls = [("roll_dice_tool", {"num_sides": 6})] if finish_reason == "tool_calls" else []
-    fake_llm.script(Reply(text="Some text.", tool_calls=calls, finish_reason=finish_reason))  # type: ignore[arg-type]
-
-    answer = await collect(openai_client, make_request("Hi", tools=(ROLL_DICE_TOOL,)), stream=stream)
-
-    assert answer.completed.finish_reason == finish_reason
-
-
-async def test_content_without_a_finish_reason_completes_with_none(
-    fake_llm: FakeLLMServer, openai_client: OpenAIClient, stream: bool
-) -> None:
-    fake_llm.script(Reply(text="ok", finish_reason=None))
-
-    answer = await collect(openai_client, make_request("Hi"), stream=stream)
-
-    assert answer.text == "ok"
-    assert answer.completed.finish_reason is None

@@ -33,28 +33,25 @@ def vendor(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_a_provider_silent_past_the_first_byte_timeout_ends_the_call(
-    fake_llm: FakeLLMServer, vendor: str, stream: bool
+@pytest.mark.parametrize(
+    ("timeouts", "message"),
+    [
+        (Timeouts(connect=1, first_byte=0.3, total=30), r"sent nothing within the first-byte timeout"),
+        (
+            Timeouts(connect=1, first_byte=30, total=0.3),
+            r"did not finish its answer within 0\.3 s \(LLM_TOTAL_TIMEOUT\)",
+        ),
+    ],
+    ids=["silent-past-the-first-byte-timeout", "not-finished-within-the-total-timeout"],
+)
+async def test_a_provider_past_a_timeout_ends_the_call_with_the_timeout_named(
+    fake_llm: FakeLLMServer, vendor: str, stream: bool, timeouts: Timeouts, message: str
 ) -> None:
     fake_llm.script(Reply(text="Too late.", delay=SILENCE))
-    client = client_for(vendor, fake_llm, Timeouts(connect=1, first_byte=0.3, total=30))
+    client = client_for(vendor, fake_llm, timeouts)
     started = time.monotonic()
 
-    with pytest.raises(LLMTimeout, match=r"sent nothing within the first-byte timeout") as raised:
-        await collect(client, make_request("Hi"), stream=stream)
-
-    assert time.monotonic() - started < SILENCE
-    assert stop_reason_for(raised.value) is StopReason.LLM_API_ERROR
-
-
-async def test_an_answer_not_finished_within_the_total_timeout_ends_the_call(
-    fake_llm: FakeLLMServer, vendor: str, stream: bool
-) -> None:
-    fake_llm.script(Reply(text="Too late.", delay=SILENCE))
-    client = client_for(vendor, fake_llm, Timeouts(connect=1, first_byte=30, total=0.3))
-    started = time.monotonic()
-
-    with pytest.raises(LLMTimeout, match=r"did not finish its answer within 0\.3 s \(LLM_TOTAL_TIMEOUT\)") as raised:
+    with pytest.raises(LLMTimeout, match=message) as raised:
         await collect(client, make_request("Hi"), stream=stream)
 
     assert time.monotonic() - started < SILENCE

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.live_server import _manage, server_env
+from tests.support.live_server import run_manage, server_env
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -74,14 +74,14 @@ def pgvector_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     # A path as the database name: django-environ takes its folder as the socket directory.
     url = "postgres://postgres@/" + urllib.parse.quote(f"{socket_dir}/agentserver_vectors", safe="")
     env = server_env(Path(folder), {"DATABASE_URL": url})
-    _manage(env, "migrate", "--noinput")
+    run_manage(env, "migrate", "--noinput")
     yield env
     server.cleanup()
 
 
 @pytest.fixture(scope="module")
 def probe(pgvector_env: dict[str, str]) -> dict[str, Any]:
-    output = _manage(pgvector_env, "shell", "-c", PROBE)
+    output = run_manage(pgvector_env, "shell", "-c", PROBE)
     return json.loads(output.strip().splitlines()[-1])
 
 

@@ -21,6 +21,8 @@ from tests.factories import MessageFactory
 from tests.support.api import api_client
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rest_framework.test import APIClient
 
     from tests.conftest import Cast
@@ -32,6 +34,13 @@ def send(api: APIClient, agent: Agent, text: str) -> None:
         f"/v1/agents/{agent.public_id}/messages", {"messages": [{"role": "user", "content": text}]}, format="json"
     )
     assert response.status_code == 200, response.content
+
+
+@pytest.fixture
+def say(cast: Cast, claude: Agent) -> Callable[[str], None]:
+    """Send ``claude`` a message through its organization's API (the turn must answer 200)."""
+    api = api_client(cast.org_a)
+    return lambda text: send(api, claude, text)
 
 
 def texts_sent(fake_llm: FakeLLMServer) -> list[str]:
@@ -46,10 +55,9 @@ def texts_sent(fake_llm: FakeLLMServer) -> list[str]:
 
 @pytest.mark.django_db
 def test_a_turn_sees_the_rows_another_process_appended_since_this_process_read_the_window(
-    cast: Cast, claude: Agent, fake_llm: FakeLLMServer
+    claude: Agent, say: Callable[[str], None], fake_llm: FakeLLMServer
 ) -> None:
-    api = api_client(cast.org_a)
-    send(api, claude, "first")
+    say("first")
     with transaction.atomic():
         seq = Agent.objects.hold(claude.pk).seqs.take(2)
     # What a turn served by another web process leaves behind.
@@ -58,7 +66,7 @@ def test_a_turn_sees_the_rows_another_process_appended_since_this_process_read_t
         agent=claude, seq=seq + 1, role=MessageRole.ASSISTANT, content=[{"type": "text", "text": "answered elsewhere"}]
     )
 
-    send(api, claude, "second")
+    say("second")
 
     texts = texts_sent(fake_llm)
     assert texts.index("first") < texts.index("asked elsewhere") < texts.index("answered elsewhere")
@@ -67,15 +75,14 @@ def test_a_turn_sees_the_rows_another_process_appended_since_this_process_read_t
 
 @pytest.mark.django_db
 def test_a_row_edited_in_place_reaches_the_model_on_the_next_turn(
-    cast: Cast, claude: Agent, fake_llm: FakeLLMServer
+    claude: Agent, say: Callable[[str], None], fake_llm: FakeLLMServer
 ) -> None:
-    api = api_client(cast.org_a)
-    send(api, claude, "first")
-    send(api, claude, "second")  # its turn read "first" into the window
+    say("first")
+    say("second")  # its turn read "first" into the window
     [row] = [m for m in Message.objects.filter(agent=claude, role=MessageRole.USER) if m.content[0]["text"] == "first"]
 
     Message.objects.filter(pk=row.pk).update(content=[{"type": "text", "text": "first, as edited"}])
-    send(api, claude, "third")
+    say("third")
 
     texts = texts_sent(fake_llm)
     assert "first, as edited" in texts
@@ -84,26 +91,24 @@ def test_a_row_edited_in_place_reaches_the_model_on_the_next_turn(
 
 @pytest.mark.django_db
 def test_a_new_system_prompt_reaches_the_model_on_the_next_turn(
-    cast: Cast, claude: Agent, fake_llm: FakeLLMServer
+    claude: Agent, say: Callable[[str], None], fake_llm: FakeLLMServer
 ) -> None:
-    api = api_client(cast.org_a)
-    send(api, claude, "first")
+    say("first")
 
     services.agent_update(agent=claude, system="You answer as a pirate would.")
-    send(api, claude, "second")
+    say("second")
 
     assert "You answer as a pirate would." in str(fake_llm.last_request.body["system"])
 
 
 @pytest.mark.django_db
 def test_after_a_reset_the_model_no_longer_sees_the_old_rows(
-    cast: Cast, claude: Agent, fake_llm: FakeLLMServer
+    claude: Agent, say: Callable[[str], None], fake_llm: FakeLLMServer
 ) -> None:
-    api = api_client(cast.org_a)
-    send(api, claude, "before the reset")
+    say("before the reset")
 
     agent_reset_messages(agent=claude)
-    send(api, claude, "after the reset")
+    say("after the reset")
 
     texts = texts_sent(fake_llm)
     assert "before the reset" not in texts

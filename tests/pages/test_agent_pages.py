@@ -235,22 +235,27 @@ def _dice_agent(cast):
     return agent, dice
 
 
-def test_the_settings_page_sets_an_ask_when_policy_and_shows_it_back(client, cast):
-    agent, dice = _dice_agent(cast)
-    client.force_login(cast.alice)
-    url = reverse("agents:edit", kwargs={"agent_id": agent.public_id})
-
-    response = client.post(
-        url,
+def _ask_when(client, agent, dice, condition: str):
+    """Submit the settings form with the dice tool asking when ``condition`` holds."""
+    return client.post(
+        reverse("agents:edit", kwargs={"agent_id": agent.public_id}),
         {
             "name": agent.name,
             "model": agent.model,
             "system": "",
             "tools": [str(dice.pk)],
             f"approval_{dice.pk.hex}": "ask_when",
-            f"condition_{dice.pk.hex}": "num_sides > 20",
+            f"condition_{dice.pk.hex}": condition,
         },
     )
+
+
+def test_the_settings_page_sets_an_ask_when_policy_and_shows_it_back(client, cast):
+    agent, dice = _dice_agent(cast)
+    client.force_login(cast.alice)
+    url = reverse("agents:edit", kwargs={"agent_id": agent.public_id})
+
+    response = _ask_when(client, agent, dice, "num_sides > 20")
 
     assert response.status_code == 302
     link = AgentTool.objects.get(agent=agent, tool=dice)
@@ -264,17 +269,7 @@ def test_the_settings_page_shows_an_invalid_condition_as_a_form_error(client, ca
     agent, dice = _dice_agent(cast)
     client.force_login(cast.alice)
 
-    response = client.post(
-        reverse("agents:edit", kwargs={"agent_id": agent.public_id}),
-        {
-            "name": agent.name,
-            "model": agent.model,
-            "system": "",
-            "tools": [str(dice.pk)],
-            f"approval_{dice.pk.hex}": "ask_when",
-            f"condition_{dice.pk.hex}": "sides >",
-        },
-    )
+    response = _ask_when(client, agent, dice, "sides >")
 
     assert response.status_code == 200
     assert "Invalid approval condition: expected an argument name or a value" in response.content.decode()

@@ -36,6 +36,15 @@ ENV_PROVIDER_SETTINGS = (
 )
 OPENAI_KEY = "sk-openai-org-a-secret"
 ANTHROPIC_KEY = "sk-ant-org-a-secret"
+# The model handles the fake lists for the three providers of ``add_three_providers``, then the demo's, in order.
+ALL_LLM_HANDLES = [
+    "my-openai/gpt-4.1-mini",
+    "my-openai/gpt-4o-mini",
+    "my-claude/claude-haiku-4-5-20251001",
+    "my-claude/claude-sonnet-4-6",
+    "my-ollama/llama3.2:latest",
+    "demo/echo-1",
+]
 
 
 def without_env_providers(settings: SettingsWrapper) -> SettingsWrapper:

@@ -7,15 +7,16 @@ Screenshots of the pages at 1280x800 and 390x844 land in ``PROVIDER_SCREENSHOTS`
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.fake_llm.listings import ListingFault
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.live_chat import DEMO_EMAIL, DEMO_PASSWORD, start_chat_server
+from tests.support.browser import demo_tab
+from tests.support.browser import screenshots as take_screenshots
+from tests.support.live_chat import start_chat_server
+from tests.support.live_server import INPROCESS_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -25,58 +26,23 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(240)]
 
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[ChatServer]:
-    env = {
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
-        "DEMO_TOKEN_DELAY": "0",
-        "PROVIDER_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",
-        "PROVIDER_DISCOVERY_READ_TIMEOUT": "2",
-    }
+    env = INPROCESS_ENV | {"DEMO_TOKEN_DELAY": "0", "PROVIDER_ALLOWED_PRIVATE_HOSTS": "127.0.0.1"}
+    env["PROVIDER_DISCOVERY_READ_TIMEOUT"] = "2"
     with start_chat_server(tmp_path_factory.mktemp("providers-browser"), extra_env=env) as chat:
         yield chat
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
-
-
 @pytest.fixture
 def page(browser: Browser, server: ChatServer) -> Iterator[Page]:
-    context = browser.new_context(base_url=server.url, viewport=SIZES["desktop"])
-    context.set_default_timeout(15_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto("/accounts/login/")
-    tab.get_by_label("Email").fill(DEMO_EMAIL)
-    tab.get_by_label("Password").fill(DEMO_PASSWORD)
-    tab.get_by_role("button", name="Log in").click()
-    tab.wait_for_url(f"{server.url}/")
-    yield tab
-    context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
+    with demo_tab(browser, server.url, timeout_ms=15_000) as tab:
+        yield tab
 
 
 def screenshots(page: Page, name: str) -> None:
-    folder = os.environ.get("PROVIDER_SCREENSHOTS")
-    if not folder:
-        return
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    for size, viewport in SIZES.items():
-        page.set_viewport_size(viewport)
-        path = Path(folder) / f"{name}-{size}-{viewport['width']}x{viewport['height']}.png"
-        page.screenshot(path=path, full_page=True)
-    page.set_viewport_size(SIZES["desktop"])
+    take_screenshots(page, os.environ.get("PROVIDER_SCREENSHOTS"), name)
 
 
 def add_provider(page: Page, *, name: str, kind: str, base_url: str, action: str = "Add provider") -> None:

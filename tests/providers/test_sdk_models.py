@@ -8,17 +8,16 @@ no trailing slash), pointing at the fake LLM server. letta-client 0.1.324 runs i
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 from letta_client import Letta, MessageCreate
 
-from tests.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY
+from tests.providers.conftest import ALL_LLM_HANDLES, ANTHROPIC_KEY, OPENAI_KEY
 from tests.sdk.conftest import sdk_python
 from tests.support.live_server import start_live_server
+from tests.support.scripts import json_report
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -26,14 +25,6 @@ if TYPE_CHECKING:
     from tests.fake_llm.server import FakeLLMServer
     from tests.support.live_server import LiveServer
 
-HANDLES = [
-    "my-openai/gpt-4.1-mini",
-    "my-openai/gpt-4o-mini",
-    "my-claude/claude-haiku-4-5-20251001",
-    "my-claude/claude-sonnet-4-6",
-    "my-ollama/llama3.2:latest",
-    "demo/echo-1",
-]
 EMBEDDINGS = ["my-openai/text-embedding-3-small", "my-ollama/nomic-embed-text:latest", "demo/hashed-256"]
 SDK_1X = "1.12.1"
 SCRIPT_1X = """
@@ -138,24 +129,17 @@ def test_letta_client_0_1_324_lists_every_providers_models(server: LiveServer) -
     models = client.models.list()
     providers = client.providers.list()
 
-    assert [model.handle for model in models] == HANDLES
+    assert [model.handle for model in models] == ALL_LLM_HANDLES
     assert {model.handle: model.context_window for model in models}["my-ollama/llama3.2:latest"] == 131_072
     assert sorted(provider.name for provider in providers) == ["my-claude", "my-ollama", "my-openai"]
     assert all(provider.api_key is None for provider in providers)
 
 
 def test_letta_client_1_12_lists_every_providers_models_and_embeddings(server: LiveServer) -> None:
-    result = subprocess.run(
-        [str(sdk_python(SDK_1X)), "-c", SCRIPT_1X, server.url, server.api_key],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    argv = [str(sdk_python(SDK_1X)), "-c", SCRIPT_1X, server.url, server.api_key]
+    report = json_report(argv, timeout=120, failure="letta-client 1.12 failed")
 
-    assert report["handles"] == HANDLES
+    assert report["handles"] == ALL_LLM_HANDLES
     assert report["windows"]["my-claude/claude-sonnet-4-6"] == 1_000_000
     assert report["types"]["my-ollama/llama3.2:latest"] == "ollama"
     assert report["embeddings"] == EMBEDDINGS
@@ -211,15 +195,8 @@ def test_letta_client_0_1_324_runs_an_agent_on_each_provider(
 def test_letta_client_1_12_runs_an_agent_on_each_provider(
     server: LiveServer, fake_llm: FakeLLMServer, handle: str
 ) -> None:
-    result = subprocess.run(
-        [str(sdk_python(SDK_1X)), "-c", AGENT_SCRIPT_1X, server.url, server.api_key, handle, DICE_TOOL],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    argv = [str(sdk_python(SDK_1X)), "-c", AGENT_SCRIPT_1X, server.url, server.api_key, handle, DICE_TOOL]
+    report = json_report(argv, timeout=120, failure="letta-client 1.12 failed")
 
     assert (report["endpoint_type"], report["provider_type"]) == AGENT_HANDLES[handle][2:]
     assert "assistant_message" in report["answered"]

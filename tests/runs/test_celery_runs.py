@@ -21,7 +21,7 @@ from letta_client import Letta, MessageCreate
 from tests.support.databases import scratch_database
 from tests.support.live_chat import CeleryStack, redis_test_url, start_chat_server
 from tests.support.polling import poll
-from tests.support.streams import assemble, seq_ids
+from tests.support.streams import TOOL_TURN, assemble, seq_ids
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -99,15 +99,7 @@ def test_an_async_message_returns_the_queued_run_and_a_worker_completes_it(worke
     assert (queued.status, queued.background, queued.agent_id) == ("created", True, agent_id)
     assert (run.status, run.stop_reason) == ("completed", "end_turn")
     said = client.runs.messages.list(run_id=run.id)
-    assert [m.message_type for m in said] == [
-        "user_message",
-        "reasoning_message",
-        "assistant_message",
-        "tool_call_message",
-        "tool_return_message",
-        "reasoning_message",
-        "assistant_message",
-    ]
+    assert [m.message_type for m in said] == ["user_message", *TOOL_TURN]
     assert "roll_dice" in said[-1].content
     assert [step.status for step in client.runs.steps.list(run_id=run.id)] == ["success", "success"]
 
@@ -121,14 +113,7 @@ def test_the_run_stream_follows_the_worker_and_resumes_after_any_seq_id(worker: 
     resumed = list(client.runs.stream(run_id=run.id, starting_after=messages[2].seq_id))
 
     assert seq_ids(messages) == sorted(set(seq_ids(messages)))
-    assert [kind for kind, _, _ in assemble(messages)] == [
-        "reasoning_message",
-        "assistant_message",
-        "tool_call_message",
-        "tool_return_message",
-        "reasoning_message",
-        "assistant_message",
-    ]
+    assert [kind for kind, _, _ in assemble(messages)] == list(TOOL_TURN)
     assert assemble(messages[:3] + resumed[:-2]) == assemble(messages)
     assert resumed[-2].stop_reason == live[-2].stop_reason == "end_turn"
     assert resumed[-1].run_ids == [run.id]

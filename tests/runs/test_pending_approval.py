@@ -13,7 +13,7 @@ from agents.approvals.inbox import pending_approvals
 from agents.chat import actions as chat
 from agents.models import Agent, RunStatus
 from tests.conftest import Cast
-from tests.factories import MessageFactory, RunFactory
+from tests.factories import RunFactory, asking_for_approval
 from tests.support.api import api_client
 
 pytestmark = pytest.mark.django_db
@@ -23,14 +23,7 @@ pytestmark = pytest.mark.django_db
 def waiting(cast: Cast) -> Agent:
     """An agent whose last row asks a person to approve ``call_1``."""
     agent = services.agent_create(organization=cast.org_a, name="Waiting", model="demo/echo-1")
-    MessageFactory(agent=agent, seq=2, role="user", content=[{"type": "text", "text": "call get_secret_code"}])
-    MessageFactory(
-        agent=agent,
-        seq=3,
-        role="assistant",
-        content=[{"type": "text", "text": "Calling get_secret_code."}],
-        tool_calls=[{"id": "call_1", "name": "get_secret_code", "arguments": "{}", "requires_approval": True}],
-    )
+    asking_for_approval(agent, "call_1", said="Calling get_secret_code.", arguments="{}")
     return agent
 
 

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from tests.support.databases import scratch_database
-from tests.support.live_server import start_live_server
+from tests.support.live_server import start_inprocess_server
 from tests.support.polling import poll
 from tests.support.streams import TRAILERS, assemble, seq_ids
 from tests.tool_sources import DICE_SOURCE
@@ -28,19 +27,13 @@ LONG_MESSAGE = "Please repeat this back to me: " + "the quick brown fox jumps ov
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     # The demo model streams a token every 20 ms: a turn lasts a few seconds.
-    env = {"REDIS_URL": "", "CELERY_BROKER_URL": "", "RUN_EXECUTOR": "inprocess", "DEMO_TOKEN_DELAY": "0.02"}
-    folder = tmp_path_factory.mktemp("run-stream")
-    with (
-        scratch_database(folder) as database_url,
-        start_live_server(folder, extra_env=env | {"DATABASE_URL": database_url}) as live,
-    ):
+    with start_inprocess_server(tmp_path_factory.mktemp("run-stream"), extra_env={"DEMO_TOKEN_DELAY": "0.02"}) as live:
         yield live
 
 
 @pytest.fixture
 def api(server: LiveServer) -> Iterator[httpx.Client]:
-    headers = {"Authorization": f"Bearer {server.api_key}"}
-    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
+    with server.api() as client:
         yield client
 
 

@@ -9,7 +9,9 @@ the agent answers again once a worker is back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -18,6 +20,11 @@ from channels_redis.core import RedisChannelLayer
 from agents.broadcast import agent_group
 from tests.support.live_chat import CeleryStack, live_socket, redis_test_url
 from tests.support.polling import poll
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from tests.support.live_chat import ChatServer, LiveSocket
 
 pytestmark = [pytest.mark.live_server, pytest.mark.worker, pytest.mark.timeout(180)]
 
@@ -28,6 +35,15 @@ QUIET_S = 7
 
 def finished(frame: dict) -> bool:
     return frame["type"] == "run_finished"
+
+
+@contextlib.asynccontextmanager
+async def synced_tab(chat: ChatServer, session: httpx.Client, agent_id: str) -> AsyncIterator[LiveSocket]:
+    """The agent's chat socket for ``session``, resumed after the agent's first rows and in sync."""
+    async with live_socket(chat, session, agent_id) as tab:
+        await tab.send({"type": "resume", "after_seq": 1})
+        await tab.until(lambda f: f["type"] == "sync")
+        yield tab
 
 
 def latest_run(session: httpx.Client, agent_id: str) -> dict:
@@ -54,9 +70,7 @@ async def test_a_worker_runs_the_turn_and_publishes_its_events_to_the_agent_grou
     await layer.group_add(agent_group(agent_id.removeprefix("agent-")), group_channel)
     session = chat.login()
 
-    async with live_socket(chat, session, agent_id) as tab:
-        await tab.send({"type": "resume", "after_seq": 1})
-        await tab.until(lambda f: f["type"] == "sync")
+    async with synced_tab(chat, session, agent_id) as tab:
         await tab.send({"type": "send", "text": "call roll_dice with num_sides=6", "otid": "worker-1"})
         frames = await tab.until(finished)
     published = []
@@ -96,9 +110,7 @@ async def test_a_killed_worker_leaves_no_run_running_and_the_agent_answers_again
     agent_id = chat.new_agent("worker-kill")
     session = chat.login()
 
-    async with live_socket(chat, session, agent_id) as tab:
-        await tab.send({"type": "resume", "after_seq": 1})
-        await tab.until(lambda f: f["type"] == "sync")
+    async with synced_tab(chat, session, agent_id) as tab:
         await tab.send({"type": "send", "text": "Tell me a long story " + "please " * 20, "otid": "kill-1"})
         frames = await tab.until(lambda f: f["type"] == "text_delta")
         run_id = next(f for f in frames if f["type"] == "accepted")["run_ids"][0]
@@ -145,9 +157,7 @@ async def test_a_tab_stays_connected_while_its_agent_is_quiet_for_longer_than_re
     agent_id = chat.new_agent("worker-quiet")
     session = chat.login()
 
-    async with live_socket(chat, session, agent_id) as tab:
-        await tab.send({"type": "resume", "after_seq": 1})
-        await tab.until(lambda f: f["type"] == "sync")
+    async with synced_tab(chat, session, agent_id) as tab:
         await asyncio.sleep(QUIET_S)  # nothing is published to the agent's group meanwhile
         await tab.send({"type": "send", "text": "hello after a quiet spell", "otid": "quiet-1"})
         frames = await tab.until(finished)
@@ -174,7 +184,7 @@ def test_beat_on_a_worker_denies_an_expired_approval_and_the_worker_runs_the_age
             json={"messages": [{"role": "user", "content": "call get_secret_code with input_text=hi"}]},
         ).raise_for_status()
         assert asked.json()["stop_reason"]["stop_reason"] == "requires_approval"
-        chat.server.manage("shell", "-c", EXPIRE.replace("AGENT_PK", agent_id.removeprefix("agent-")))
+        chat.shell_for_agent(agent_id, EXPIRE)
 
         celery_stack.stop_worker()
         celery_stack.start_worker(beat=True)

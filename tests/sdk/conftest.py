@@ -10,14 +10,13 @@ subprocess.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.conf import settings
 
+from tests.support.scripts import json_report
 from tests.support.stand_in import stand_in_for
 
 if TYPE_CHECKING:
@@ -88,30 +87,13 @@ def run_driver(
     """Run ``scenarios`` with that SDK version (seed flows on ``model``, when given); the driver's JSON report."""
     options = [f"--model={model}"] if model else []
     arguments = [*options, server.url, server.api_key, fake_llm_server.url, *scenarios]
-    result = subprocess.run(
-        [str(sdk_python(version)), str(DRIVER), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=DRIVER_TIMEOUT_S,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"The driver failed:\n{result.stdout}\n{result.stderr}")
-    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    argv = [str(sdk_python(version)), str(DRIVER), *arguments]
+    report = json_report(argv, timeout=DRIVER_TIMEOUT_S, failure="The driver failed")
     assert report["version"] == version
     return report
 
 
 def run_ts_driver(server: LiveServer, fake_llm_server: FakeLLMServer, scenarios: list[str]) -> dict[str, Any]:
     """Run ``scenarios`` with the TypeScript SDK (``node driver_ts.mjs``); the driver's JSON report."""
-    result = subprocess.run(
-        ["node", str(TS_DRIVER), server.url, server.api_key, fake_llm_server.url, *scenarios],
-        capture_output=True,
-        text=True,
-        timeout=DRIVER_TIMEOUT_S,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"The TypeScript driver failed:\n{result.stdout}\n{result.stderr}")
-    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
-    return report
+    argv = ["node", str(TS_DRIVER), server.url, server.api_key, fake_llm_server.url, *scenarios]
+    return json_report(argv, timeout=DRIVER_TIMEOUT_S, failure="The TypeScript driver failed")

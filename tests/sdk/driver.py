@@ -7,6 +7,7 @@ SDK's interpreter, not the project's: it imports nothing from the project.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import threading
@@ -23,7 +24,7 @@ from archives_1x import ARCHIVE_SCENARIOS
 from conversations_1x import CONVERSATION_SCENARIOS
 from folders_1x import FOLDER_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
-from seed_000_1x import FLOWS
+from seed_000_1x import FLOWS, get_secret_code_tool, roll_dice_tool
 from small_routes_1x import SMALL_ROUTE_SCENARIOS
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
@@ -37,30 +38,9 @@ CLIENT_TOOL = {
     "description": "Read a file on the caller's machine.",
     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 }
-SECRET_SOURCE = '''
-def get_secret_code_tool(input_text: str) -> str:
-    """
-    A tool that returns the secret code based on the input. This tool requires approval before execution.
-    Args:
-        input_text (str): The input text to process.
-    Returns:
-        str: The secret code based on the input text.
-    """
-    return str(abs(hash(input_text)))
-'''
-DICE_SOURCE = '''
-def roll_dice_tool(num_sides: int) -> str:
-    """
-    A tool that returns a random number between 1 and num_sides.
-    Args:
-        num_sides (int): The number of sides on the die.
-    Returns:
-        str: The random number between 1 and num_sides.
-    """
-    import random
-
-    return str(random.randint(1, num_sides))
-'''
+# The seed's two tools, as ``upsert_from_function`` would send them.
+SECRET_SOURCE = inspect.getsource(get_secret_code_tool)
+DICE_SOURCE = inspect.getsource(roll_dice_tool)
 
 PAGED_TOOL_SOURCE = """
 def paged_tool_{index}(x: int) -> str:

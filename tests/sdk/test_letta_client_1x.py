@@ -58,12 +58,7 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
-    env = {
-        "ANTHROPIC_BASE_URL": fake_llm_server.url,
-        "ANTHROPIC_API_KEY": "sk-ant-test",
-        "OPENAI_BASE_URL": fake_llm_server.base_url_openai,
-        "OPENAI_API_KEY": "sk-test",
-    }
+    env = fake_llm_server.server_env(openai=True)
     with start_live_server(tmp_path_factory.mktemp("sdk-1x"), extra_env=env) as live:
         yield live
 

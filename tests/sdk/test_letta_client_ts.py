@@ -34,8 +34,7 @@ AGENT_FILE_SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_llm_server: FakeLLMServer) -> Iterator[LiveServer]:
-    env = {"ANTHROPIC_BASE_URL": fake_llm_server.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
-    with start_live_server(tmp_path_factory.mktemp("sdk-ts"), extra_env=env) as live:
+    with start_live_server(tmp_path_factory.mktemp("sdk-ts"), extra_env=fake_llm_server.server_env()) as live:
         yield live
 
 

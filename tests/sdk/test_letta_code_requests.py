@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from tests.support.databases import scratch_database
-from tests.support.live_server import start_live_server
+from tests.support.live_server import start_inprocess_server
 from tests.support.streams import assemble
 
 if TYPE_CHECKING:
@@ -23,24 +22,14 @@ pytestmark = [pytest.mark.live_server, pytest.mark.timeout(120)]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    env = {
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
-        "DEMO_TOKEN_DELAY": "0.05",  # the demo model streams a token every 50 ms
-    }
-    folder = tmp_path_factory.mktemp("letta-code")
-    with (
-        scratch_database(folder) as database_url,
-        start_live_server(folder, extra_env=env | {"DATABASE_URL": database_url}) as live,
-    ):
+    env = {"DEMO_TOKEN_DELAY": "0.05"}  # the demo model streams a token every 50 ms
+    with start_inprocess_server(tmp_path_factory.mktemp("letta-code"), extra_env=env) as live:
         yield live
 
 
 @pytest.fixture
 def api(server: LiveServer) -> Iterator[httpx.Client]:
-    headers = {"Authorization": f"Bearer {server.api_key}"}
-    with httpx.Client(base_url=server.url, headers=headers, timeout=60) as client:
+    with server.api(timeout=60) as client:
         yield client
 
 

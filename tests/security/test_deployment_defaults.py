@@ -9,18 +9,14 @@ world; and the DEBUG demo key comes from a random secret of this install.
 from __future__ import annotations
 
 import json
-import os
 import re
 import stat
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.accounts.test_settings_switch import SETTINGS_VARIABLES
+from tests.support.settings_probe import PROJECT, run_probe
 
-PROJECT = Path(__file__).resolve().parents[2]
 HTTPS_VARIABLES = (
     "SECURE_SSL_REDIRECT",
     "SECURE_PROXY_SSL_HEADER",
@@ -48,16 +44,7 @@ print(json.dumps({
 
 
 def settings_with(**env: str) -> dict:
-    clean = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES + HTTPS_VARIABLES}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=PROJECT,
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_probe(PROBE, env, unset=SETTINGS_VARIABLES + HTTPS_VARIABLES)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

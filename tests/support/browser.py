@@ -1,9 +1,11 @@
 """Headless Chromium against the live chat server (pytest plugin, see tests/conftest.py): the
 ``browser``, ``page`` and ``anonymous_page`` fixtures, axe-core's accessibility check, and the
-stand-in that replaces every browser test by one failing line when Chromium is missing."""
+stand-in that replaces every browser test by one failing line when Chromium is missing. For a module
+with a server of its own: ``demo_tab`` (a logged-in tab) and ``screenshots`` (at desktop and phone sizes)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +39,7 @@ def serious_accessibility_violations(page: Page) -> list[str]:
     ]
 
 
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 CHROMIUM_MISSING = (
@@ -83,16 +86,49 @@ def browser() -> Iterator[Browser]:
         instance.close()
 
 
+def log_in_as_demo(page: Page, url: str) -> None:
+    """Log the demo user in through the login form of the server at ``url``."""
+    page.goto(f"{url}/accounts/login/")
+    page.get_by_label("Email").fill(DEMO_EMAIL)
+    page.get_by_label("Password").fill(DEMO_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{url}/")
+
+
+@contextlib.contextmanager
+def demo_tab(browser: Browser, url: str, *, timeout_ms: float) -> Iterator[Page]:
+    """A desktop-sized tab of the demo user, logged in on the server at ``url``; at the end, no JavaScript
+    error may have happened on its pages."""
+    context = browser.new_context(base_url=url, viewport=SIZES["desktop"])
+    context.set_default_timeout(timeout_ms)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    log_in_as_demo(tab, url)
+    yield tab
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def screenshots(page: Page, folder: str | None, name: str) -> None:
+    """Screenshots of the page at each of ``SIZES`` into ``folder`` (none when it is not set)."""
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        page.screenshot(
+            path=Path(folder) / f"{name}-{size}-{viewport['width']}x{viewport['height']}.png", full_page=True
+        )
+    page.set_viewport_size(SIZES["desktop"])
+
+
 @pytest.fixture(scope="module")
 def demo_login_state(browser: Browser, chat_server: ChatServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A logged-in demo user's cookies, so each test's browser context starts logged in."""
     context = browser.new_context()
     page = context.new_page()
-    page.goto(f"{chat_server.url}/accounts/login/")
-    page.get_by_label("Email").fill(DEMO_EMAIL)
-    page.get_by_label("Password").fill(DEMO_PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{chat_server.url}/")
+    log_in_as_demo(page, chat_server.url)
     path = tmp_path_factory.mktemp("browser") / "demo-login.json"
     context.storage_state(path=path)
     context.close()

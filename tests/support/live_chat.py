@@ -25,7 +25,7 @@ from playwright.sync_api import Page, expect
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 
-from tests.support.live_server import LiveServer, start_live_server
+from tests.support.live_server import INPROCESS_ENV, LiveServer, start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -59,6 +59,10 @@ class ChatServer:
             ]
             body = {"name": name, "model": "demo/echo-1", "tool_ids": tool_ids, **fields}
             return str(api.post("/v1/agents/", json=body).raise_for_status().json()["id"])
+
+    def shell_for_agent(self, agent_id: str, code: str) -> str:
+        """Run ``code`` in the server's ``manage.py shell`` with ``AGENT_PK`` standing for the agent's key."""
+        return self.server.manage("shell", "-c", code.replace("AGENT_PK", agent_id.removeprefix("agent-")))
 
     def history(self, session: httpx.Client, agent_id: str) -> list[dict[str, Any]]:
         """Every row of the chat, oldest first, as the chat's history endpoint serves them."""
@@ -116,15 +120,19 @@ def start_chat_server(folder: Path, *, extra_env: dict[str, str]) -> Iterator[Ch
 @pytest.fixture(scope="session")
 def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
     """The embedded default as a person runs it: SQLite, in-memory channel layer, runs in-process, demo model."""
-    env = {
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "",
-        "RUN_EXECUTOR": "inprocess",
+    env = INPROCESS_ENV | {
         "DEMO_TOKEN_DELAY": "0.04",
         "RUN_SWEEP_INTERVAL_SECONDS": "1",
     }
     with start_chat_server(tmp_path_factory.mktemp("chat-server"), extra_env=env) as server:
         yield server
+
+
+def celery_worker_command(queue: str, hostname: str, *options: str) -> list[str]:
+    """A solo-pool Celery worker of ``config`` on ``queue`` (one task at a time), named ``hostname``."""
+    celery = str(Path(sys.executable).with_name("celery"))
+    return [celery, "-A", "config", "worker", "--pool=solo", "-Q", queue, "--loglevel=INFO", "--without-mingle",
+            "--without-gossip", "--hostname", hostname, *options]  # fmt: skip
 
 
 def redis_test_url() -> str:
@@ -142,25 +150,10 @@ class CeleryStack:
     def start_worker(self, *, beat: bool = False) -> subprocess.Popen[bytes]:
         """A worker on the stack's queue; with ``beat``, running Celery beat's schedule too (``-B``)."""
         log = (self.folder / "worker.log").open("ab")
-        celery = Path(sys.executable).with_name("celery")
         queue = self.chat.server.env["CELERY_TASK_DEFAULT_QUEUE"]
         with_beat = ["--beat", "--schedule", str(self.folder / "beat-schedule")] if beat else []
         self.worker = subprocess.Popen(
-            [
-                str(celery),
-                "-A",
-                "config",
-                "worker",
-                "--pool=solo",
-                "-Q",
-                queue,
-                "--loglevel=INFO",
-                "--without-mingle",
-                "--without-gossip",
-                "--hostname",
-                f"chat-test-{uuid.uuid4().hex[:8]}@%h",
-                *with_beat,
-            ],
+            celery_worker_command(queue, f"chat-test-{uuid.uuid4().hex[:8]}@%h", *with_beat),
             cwd=settings.BASE_DIR,
             env=self.chat.server.env,
             stdout=log,

@@ -12,7 +12,8 @@ Use the session fixture::
         client = Letta(base_url=letta_server.url, token=letta_server.api_key)
 
 or ``start_live_server(folder, extra_env={...})`` for a server with other settings
-(a fake LLM's base URL, ``REDIS_URL`` …). This module is a pytest plugin (see
+(a fake LLM's base URL, ``REDIS_URL`` …), and ``start_inprocess_server`` for one on a scratch
+database of the suite's engine that runs its runs in-process (no Redis, no Celery). This module is a pytest plugin (see
 ``tests/conftest.py``), so the fixture is there for every test.
 """
 
@@ -32,6 +33,8 @@ import httpx
 import pytest
 from django.conf import settings
 
+from tests.support.databases import scratch_database
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
@@ -47,6 +50,8 @@ _DROPPED_ENV = (
     "FIELD_ENCRYPTION_KEY",
     "FIELD_ENCRYPTION_KEY_FILE",
 )
+# A live server with no Redis and no Celery: runs execute in the web process.
+INPROCESS_ENV = {"REDIS_URL": "", "CELERY_BROKER_URL": "", "RUN_EXECUTOR": "inprocess"}
 
 
 @dataclass
@@ -58,10 +63,14 @@ class LiveServer:
 
     def manage(self, *args: str) -> str:
         """Run ``manage.py`` against the server's database and settings; its stdout."""
-        return _manage(self.env, *args)
+        return run_manage(self.env, *args)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def api(self, *, timeout: float = 30) -> httpx.Client:
+        """An HTTP client of the server's organization (its API key as the bearer)."""
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.api_key}"}, timeout=timeout)
 
 
 def free_port() -> int:
@@ -70,7 +79,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _manage(env: Mapping[str, str], *args: str) -> str:
+def run_manage(env: Mapping[str, str], *args: str) -> str:
+    """Run ``manage.py`` with ``env`` (settings and database); its stdout, or a ``RuntimeError`` with its output."""
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=BASE_DIR,
@@ -108,7 +118,7 @@ def server_env(folder: Path, extra_env: Mapping[str, str] | None = None) -> dict
 
 def issue_api_key(env: Mapping[str, str]) -> str:
     """A key for a fresh organization, printed alone on the command's last line."""
-    output = _manage(env, "create_api_key", "--org", "live-test", "--email", "live@example.com", "--name", "live")
+    output = run_manage(env, "create_api_key", "--org", "live-test", "--email", "live@example.com", "--name", "live")
     return output.strip().splitlines()[-1]
 
 
@@ -128,9 +138,9 @@ def _wait_until_healthy(url: str, process: subprocess.Popen[bytes], log_path: Pa
 def start_live_server(folder: Path, *, extra_env: Mapping[str, str] | None = None) -> Iterator[LiveServer]:
     """Migrate a dedicated database, issue a key, serve ``config.asgi`` with Daphne; stop it on exit."""
     env = server_env(folder, extra_env)
-    _manage(env, "migrate", "--noinput")
+    run_manage(env, "migrate", "--noinput")
     if os.environ.get("LIVE_SERVER_DATABASE_URL"):
-        _manage(env, "flush", "--noinput")
+        run_manage(env, "flush", "--noinput")
     api_key = issue_api_key(env)
 
     port = free_port()
@@ -155,6 +165,16 @@ def start_live_server(folder: Path, *, extra_env: Mapping[str, str] | None = Non
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def start_inprocess_server(folder: Path, *, extra_env: Mapping[str, str]) -> Iterator[LiveServer]:
+    """A live server on a scratch database of its own (the suite's engine) that runs runs in-process."""
+    with (
+        scratch_database(folder) as database_url,
+        start_live_server(folder, extra_env={**INPROCESS_ENV, **extra_env, "DATABASE_URL": database_url}) as live,
+    ):
+        yield live
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,15 @@ from typing import Any
 TEXT_FIELDS = {"assistant_message": "content", "reasoning_message": "reasoning"}
 CALLS = ("tool_call_message", "approval_request_message")
 TRAILERS = ("stop_reason", "usage_statistics", "ping")
+# The messages of the demo model's turn that calls one tool: it thinks, says, calls, gets the result, thinks, answers.
+TOOL_TURN = (
+    "reasoning_message",
+    "assistant_message",
+    "tool_call_message",
+    "tool_return_message",
+    "reasoning_message",
+    "assistant_message",
+)
 # What a chunk carries besides the message it adds to: where it ends, when it was sent, its piece.
 CHUNK_FIELDS = ("seq_id", "date", "tool_call", "tool_calls")
 

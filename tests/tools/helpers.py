@@ -47,3 +47,19 @@ def processes_of_uid(uid: int) -> list[int]:
         if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
             pids.append(int(entry.name))
     return pids
+
+
+# A tool that forks until the process limit refuses (each child sleeps): how many it forked, the refusal, its uid.
+FORK_BOMB = """
+def bomb() -> dict:
+    import os, time
+    forked = 0
+    try:
+        while True:
+            if os.fork() == 0:
+                time.sleep(120)
+                os._exit(0)
+            forked += 1
+    except OSError as exc:
+        return {"forked": forked, "error": exc.strerror, "uid": os.getuid()}
+"""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, processes_of_uid
+from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, FORK_BOMB, processes_of_uid
 from tools.sandbox.base import SandboxLimits
 
 SECRET = "sk-test-server-secret-5d1c9e"
@@ -133,19 +133,6 @@ async def test_it_stops_an_infinite_loop_at_the_cpu_limit(process_sandbox):
 
 
 async def test_it_caps_the_number_of_processes_of_a_call(process_sandbox):
-    source = """
-def bomb() -> dict:
-    import os, time
-    forked = 0
-    try:
-        while True:
-            if os.fork() == 0:
-                time.sleep(120)
-                os._exit(0)
-            forked += 1
-    except OSError:
-        return {"forked": forked, "uid": os.getuid()}
-"""
-    result = await _call(process_sandbox, source)
+    result = await _call(process_sandbox, FORK_BOMB)
     assert result.value["forked"] < FAST_LIMITS.max_processes
     assert processes_of_uid(result.value["uid"]) == []

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.tools.helpers import CPU_BOUND_LIMITS, FAST_LIMITS, NO_CONTEXT, model_view, processes_of_uid, source_spec
+from tests.tools.helpers import (
+    CPU_BOUND_LIMITS,
+    FAST_LIMITS,
+    FORK_BOMB,
+    NO_CONTEXT,
+    model_view,
+    processes_of_uid,
+    source_spec,
+)
 from tools.base import ToolContext
 from tools.runtime import DefaultToolRunner
 from tools.sandbox.base import SandboxLimits
@@ -280,20 +288,7 @@ async def test_a_memory_bomb_fails_with_a_memory_error(runner):
 
 
 async def test_a_fork_bomb_is_capped_by_the_process_limit_and_leaves_nothing_behind(runner):
-    source = """
-def bomb() -> dict:
-    import os, time
-    forked = 0
-    try:
-        while True:
-            if os.fork() == 0:
-                time.sleep(120)
-                os._exit(0)
-            forked += 1
-    except OSError as exc:
-        return {"forked": forked, "error": exc.strerror, "uid": os.getuid()}
-"""
-    outcome = await runner.run(source_spec(source), "{}", NO_CONTEXT)
+    outcome = await runner.run(source_spec(FORK_BOMB), "{}", NO_CONTEXT)
     result = json.loads(outcome.tool_return)
     assert result["forked"] < FAST_LIMITS.max_processes
     assert result["error"] == "Resource temporarily unavailable"

@@ -126,13 +126,19 @@ def test_it_has_lettas_parameters():
     assert 'web_search("Letta API documentation core_memory_append", num_results=3)' in builtin.description
 
 
+def exa_answers(web, settings, key: str, results: list, *, server_key: str | None = None) -> None:
+    """The server's Exa is the fake at ``web``, answering ``results`` to ``key``; the server's own key is
+    ``server_key`` (``key`` when not said)."""
+    settings.EXA_API_KEY = key if server_key is None else server_key
+    settings.EXA_BASE_URL = web.url("")
+    web.routes["/search"] = exa_route(key, results)
+
+
 # --- Exa ------------------------------------------------------------------------------------------
 
 
 def test_exa_is_asked_as_letta_asks_it_and_answered_in_lettas_shape(web, settings):
-    settings.EXA_API_KEY = "exa-server-key"
-    settings.EXA_BASE_URL = web.url("")
-    web.routes["/search"] = exa_route("exa-server-key", EXA_RESULTS)
+    exa_answers(web, settings, "exa-server-key", EXA_RESULTS)
 
     outcome = search(
         {
@@ -181,9 +187,7 @@ def test_exa_is_asked_as_letta_asks_it_and_answered_in_lettas_shape(web, setting
 
 
 def test_without_include_text_no_page_text_is_asked_for_or_shown(web, settings):
-    settings.EXA_API_KEY = "k"
-    settings.EXA_BASE_URL = web.url("")
-    web.routes["/search"] = exa_route("k", EXA_RESULTS)
+    exa_answers(web, settings, "k", EXA_RESULTS)
 
     result = answer(search({"query": "tides"}))
 
@@ -194,9 +198,7 @@ def test_without_include_text_no_page_text_is_asked_for_or_shown(web, settings):
 
 @pytest.mark.parametrize(("asked", "sent"), [(0, 1), (-3, 1), (500, 100)])
 def test_num_results_is_clamped_to_1_to_100_as_letta_does(web, settings, asked, sent):
-    settings.EXA_API_KEY = "k"
-    settings.EXA_BASE_URL = web.url("")
-    web.routes["/search"] = exa_route("k", [])
+    exa_answers(web, settings, "k", [])
 
     answer(search({"query": "tides", "num_results": asked}))
 
@@ -204,9 +206,7 @@ def test_num_results_is_clamped_to_1_to_100_as_letta_does(web, settings, asked, 
 
 
 def test_the_agents_own_key_overrides_the_servers(web, settings):
-    settings.EXA_API_KEY = "exa-server-key"
-    settings.EXA_BASE_URL = web.url("")
-    web.routes["/search"] = exa_route("exa-agent-key", EXA_RESULTS)
+    exa_answers(web, settings, "exa-agent-key", EXA_RESULTS, server_key="exa-server-key")
 
     result = answer(search({"query": "tides"}, env_vars={"EXA_API_KEY": "exa-agent-key"}))
 
@@ -358,9 +358,7 @@ def test_a_blank_query_is_answered_as_letta_answers_it(web, settings):
 
 
 def test_a_refused_key_is_a_failed_search_that_does_not_show_the_key(web, settings):
-    settings.EXA_API_KEY = "exa-wrong-key"
-    settings.EXA_BASE_URL = web.url("")
-    web.routes["/search"] = exa_route("exa-right-key", EXA_RESULTS)
+    exa_answers(web, settings, "exa-right-key", EXA_RESULTS, server_key="exa-wrong-key")
 
     outcome = search({"query": "tides"})
 
