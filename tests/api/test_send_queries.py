@@ -33,6 +33,37 @@ TOOL_TURN_QUERIES = 34  # 49 before, 34 before issue 20, 39 before issue 24
 TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
 
 
+# Counted in autocommit, as a server runs (``transaction=True``: no test transaction, so no savepoints):
+# statements sent, and transactions (a BEGIN…COMMIT block, or one statement on its own).
+TEXT_TURN_STATEMENTS = 16  # 20 before the run's writes were grouped (issue 24)
+TEXT_TURN_TRANSACTIONS = 11  # 18 before
+TOOL_TURN_STATEMENTS = 26  # 30 before
+TOOL_TURN_TRANSACTIONS = 20  # 28 before
+
+
+def statements_and_transactions(api: APIClient, agent: Agent, text: str) -> tuple[int, int]:
+    """What one blocking turn sends to the database: its statements, and the transactions they form."""
+    with CaptureQueriesContext(connection) as captured:
+        response = api.post(
+            f"/v1/agents/{agent.public_id}/messages",
+            {"messages": [{"role": "user", "content": text}]},
+            format="json",
+        )
+    assert response.status_code == 200, response.content
+    statements = transactions = 0
+    inside = False
+    for sql in (query["sql"] for query in captured.captured_queries):
+        if sql == "BEGIN":
+            inside, transactions = True, transactions + 1
+        elif sql == "COMMIT":
+            inside = False
+        else:
+            statements += 1
+            transactions += 0 if inside else 1
+    assert not inside
+    return statements, transactions
+
+
 def queries_of_a_turn(api: APIClient, agent: Agent, text: str) -> tuple[int, list[str]]:
     """The queries of one blocking turn, and the types of the messages it answered."""
     with CaptureQueriesContext(connection) as captured:
@@ -83,3 +114,19 @@ def test_a_turn_costs_the_same_queries_however_long_the_history(cast: Cast, clau
     late, _ = queries_of_a_turn(api, claude, "hello")
 
     assert late == early
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_in_autocommit_sends_at_most_its_pinned_statements_in_its_pinned_transactions(
+    cast: Cast, claude: Agent
+) -> None:
+    api = api_client(cast.org_a)
+    statements_and_transactions(api, claude, "hello")  # the first turn of a fresh agent
+
+    text = statements_and_transactions(api, claude, "hello")
+    tool = statements_and_transactions(api, claude, TOOL_PROMPT)
+
+    assert text[0] <= TEXT_TURN_STATEMENTS
+    assert text[1] <= TEXT_TURN_TRANSACTIONS
+    assert tool[0] <= TOOL_TURN_STATEMENTS
+    assert tool[1] <= TOOL_TURN_TRANSACTIONS
