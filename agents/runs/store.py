@@ -77,6 +77,7 @@ class DjangoConversationStore:
         self.sender_api_key_id = sender_api_key_id
         self._seqs: SeqRange | None = None
         self._shape: WindowShape | None = None  # the window's, as this turn read it
+        self._prepared: list[MessageSnapshot] | AgentBusyError | None = None
         self._finished_step: tuple[Any, StepRecord, datetime] | None = None
         # Created running by this request (``run.opened_from``): nobody could ask it to stop before it opened.
         self._fresh = False
@@ -103,8 +104,19 @@ class DjangoConversationStore:
             raise AgentBusyError(str(self.agent_id))
         return self._context()
 
+    def prepare(self) -> None:
+        """Open the turn now, in the caller's thread (the one that read the turn's collaborators), so
+        ``open_turn`` costs no thread hop of its own; it answers (or raises) what this found."""
+        try:
+            self._prepared = self._open()
+        except AgentBusyError as busy:
+            self._prepared = busy
+
     async def open_turn(self) -> list[MessageSnapshot]:
-        rows = await sync_to_async(self._open)()
+        prepared, self._prepared = self._prepared, None
+        if isinstance(prepared, AgentBusyError):
+            raise prepared
+        rows = prepared if prepared is not None else await sync_to_async(self._open)()
         self._renewal.start()
         return rows
 
