@@ -43,8 +43,8 @@ TOOL_TURN_STATEMENTS = 26  # 30 before
 TOOL_TURN_TRANSACTIONS = 20  # 28 before
 
 
-def statements_and_transactions(api: APIClient, agent: Agent, text: str) -> tuple[int, int]:
-    """What one blocking turn sends to the database: its statements, and the transactions they form."""
+def a_turn(api: APIClient, agent: Agent, text: str) -> tuple[list[str], list[str]]:
+    """The SQL one blocking turn sends (savepoints left out), and the types of the messages it answered."""
     with CaptureQueriesContext(connection) as captured:
         response = api.post(
             f"/v1/agents/{agent.public_id}/messages",
@@ -52,9 +52,23 @@ def statements_and_transactions(api: APIClient, agent: Agent, text: str) -> tupl
             format="json",
         )
     assert response.status_code == 200, response.content
+    assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
+    sql = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    return sql, [m["message_type"] for m in response.json()["messages"]]
+
+
+def queries_of_a_turn(api: APIClient, agent: Agent, text: str) -> tuple[int, list[str]]:
+    """The statements of one blocking turn, and the types of the messages it answered."""
+    sql, messages = a_turn(api, agent, text)
+    return len(sql), messages
+
+
+def statements_and_transactions(api: APIClient, agent: Agent, text: str) -> tuple[int, int]:
+    """What one blocking turn sends in autocommit: its statements, and the transactions they form
+    (a BEGIN…COMMIT block, or one statement on its own)."""
     statements = transactions = 0
     inside = False
-    for sql in (query["sql"] for query in captured.captured_queries):
+    for sql in a_turn(api, agent, text)[0]:
         if sql == "BEGIN":
             inside, transactions = True, transactions + 1
         elif sql == "COMMIT":
@@ -64,20 +78,6 @@ def statements_and_transactions(api: APIClient, agent: Agent, text: str) -> tupl
             transactions += 0 if inside else 1
     assert not inside
     return statements, transactions
-
-
-def queries_of_a_turn(api: APIClient, agent: Agent, text: str) -> tuple[int, list[str]]:
-    """The queries of one blocking turn, and the types of the messages it answered."""
-    with CaptureQueriesContext(connection) as captured:
-        response = api.post(
-            f"/v1/agents/{agent.public_id}/messages",
-            {"messages": [{"role": "user", "content": text}]},
-            format="json",
-        )
-    assert response.status_code == 200, response.content
-    assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
-    statements = [q for q in captured.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
-    return len(statements), [m["message_type"] for m in response.json()["messages"]]
 
 
 def test_a_blocking_text_turn_costs_at_most_its_pinned_queries(cast: Cast, claude: Agent) -> None:
