@@ -43,11 +43,12 @@ class AgentQuerySet(OrgScopedQuerySet):
         thread: Any = OuterRef("pk") if conversation_id is not None else None
         agent_ref = OuterRef("pk") if conversation_id is None else OuterRef("agent_id")
         last_row = Message.objects.filter(agent_id=agent_ref, conversation_id=thread).order_by("-seq").values("seq")[:1]
-        busy, last_seq, start, summary, keep = (
-            holders.select_for_update()
+        revision = "context_revision" if conversation_id is None else "agent__context_revision"
+        busy, last_seq, start, summary, keep, context_revision = (
+            holders.select_for_update(of=("self",))
             .filter(pk=pk)
             .annotate(busy=Exists(Run.objects.busy_with(agent_ref, thread)), last_seq=Subquery(last_row))
-            .values_list("busy", "last_seq", "context_start_seq", "context_summary_seq", "context_keep_seq")
+            .values_list("busy", "last_seq", "context_start_seq", "context_summary_seq", "context_keep_seq", revision)
             .get()
         )
         return AgentHold(
@@ -56,6 +57,7 @@ class AgentQuerySet(OrgScopedQuerySet):
             context_start_seq=start,
             context_summary_seq=summary,
             context_keep_seq=keep,
+            context_revision=context_revision,
         )
 
 
@@ -393,6 +395,10 @@ class Run(PublicIdModel):
     completed_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
+
+    # Not a column: the thread as the request that created this run (running, with its lease) read it
+    # under the thread's row lock (``agents.runs.start``); its turn opens from it without reading again.
+    opened_from: AgentHold | None = None
 
     class Meta:
         ordering: ClassVar = ["-created_at"]

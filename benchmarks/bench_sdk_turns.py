@@ -1,11 +1,11 @@
 """Turns as an integrator sees them: ``letta-client`` 0.1.324 against a running server (DESIGN §10).
 
 Prints figures; asserts nothing. Each agent is fresh, has one source tool
-(``roll_dice``) and no base tools, and uses the Anthropic path against the fake
+(``roll_die``) and no base tools, and uses the Anthropic path against the fake
 model over HTTP. Scenarios (``--only``, comma-separated, all by default):
 
 - ``text``: blocking ``client.agents.messages.create`` with a plain message, p50/p90/p99;
-- ``tool``: the same with one sandboxed call of ``roll_dice`` (two model calls, one tool run);
+- ``tool``: the same with one sandboxed call of ``roll_die`` (two model calls, one tool run);
 - ``concurrent``: ``--agents`` agents at once (one client thread each) for ``--seconds``: turns/s, errors.
 
 Against a running server (``multiprocess.py`` fills these in)::
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
-TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
+TOOL_PROMPT = "Call the roll_die with a 6-sided dice."
 
 
 @dataclass

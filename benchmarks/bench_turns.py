@@ -109,7 +109,7 @@ def main() -> None:
                 report("blocking text turn", sequential(http, text_agent, "hello", args.turns))
                 report(
                     "turn with one sandboxed tool call",
-                    sequential(http, tool_agent, "Call the roll_dice with a 6-sided dice.", max(20, args.turns // 4)),
+                    sequential(http, tool_agent, "Call the roll_die with a 6-sided dice.", max(20, args.turns // 4)),
                 )
                 agents = [create_agent(http, f"bench-{i}", []) for i in range(args.agents)]
             done, errors, elapsed = concurrent(server.url, server.api_key, agents, args.seconds)

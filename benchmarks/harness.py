@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 
 DICE = '''
-def roll_dice(num_sides: int) -> str:
+def roll_die(num_sides: int) -> str:
     """Roll a die.
 
     Args:

@@ -31,6 +31,11 @@ class SeqRange:
     def __init__(self, last_seq: int | None) -> None:
         self._next = 0 if last_seq is None else last_seq + 1
 
+    @property
+    def last(self) -> int | None:
+        """The last value taken or read (``None``: the scope has no rows yet)."""
+        return None if self._next == 0 else self._next - 1
+
     def take(self, count: int = 1) -> int:
         """The first of ``count`` consecutive new values."""
         first = self._next
@@ -47,6 +52,7 @@ class AgentHold:
     context_start_seq: int
     context_summary_seq: int | None
     context_keep_seq: int | None
+    context_revision: int = 0  # the agent's (``agents.memory.window_cache`` keys its windows on it)
 
 
 class ConversationQuerySet(OrgScopedQuerySet):

@@ -233,17 +233,20 @@ class Turn:
             keep_alive = (UserInput(approval_rules.KEEP_ALIVE_TEXT),)
             for event in await self._user_messages(self.input.follow_ups or keep_alive):
                 yield event
-        elif isinstance(self.input, list) and self._retry_user_row is None:
-            for event in await self._user_messages(self.input):
-                yield event
-        async for event in self._steps_loop():
+        opening: list[MessageDraft] = []
+        if isinstance(self.input, list) and self._retry_user_row is None:
+            opening = self._user_drafts(self.input)  # stored with the first step, in one transaction
+        async for event in self._steps_loop(opening):
             yield event
 
-    async def _user_messages(self, items: Sequence[UserInput]) -> list[MessageEvent]:
-        drafts = [
+    def _user_drafts(self, items: Sequence[UserInput]) -> list[MessageDraft]:
+        return [
             MessageDraft(role="user", content=[{"type": "text", "text": item.text}], otid=item.otid, **self._sender())
             for item in items
         ]
+
+    async def _user_messages(self, items: Sequence[UserInput]) -> list[MessageEvent]:
+        drafts = self._user_drafts(items)
         return [self._message(row) for row in await self._append(drafts)] if drafts else []
 
     def _sender(self) -> dict[str, Any]:
@@ -285,16 +288,25 @@ class Turn:
 
     # --- the step loop ---------------------------------------------------------------
 
-    async def _steps_loop(self) -> AsyncIterator[EngineEvent]:
+    async def _steps_loop(self, opening: list[MessageDraft]) -> AsyncIterator[EngineEvent]:
+        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start."""
         max_steps = max(1, self.collab.settings.max_steps)
         truncations = 0
         while True:
             if await self._cancel_requested(force=True):
+                for row in await self._append(opening) if opening else []:
+                    yield self._message(row)  # asked to stop before the first step: the input is kept all the same
                 raise _Finish(StopReason.CANCELLED)
             if self._steps >= max_steps:
                 raise _Finish(StopReason.MAX_STEPS)
             self._steps += 1
-            step_id = await self.store.start_step(number=self._steps, model=self.collab.settings.handle)
+            step_id, rows = await self.store.start_step(
+                number=self._steps, model=self.collab.settings.handle, drafts=opening
+            )
+            opening = []
+            self.rows.extend(rows)
+            for row in rows:
+                yield self._message(row)
             outcome = StepOutput(message_id=uuid.uuid4())
             llm_started = time.monotonic()
             try:

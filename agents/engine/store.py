@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from agents.llm.base import Usage
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from agents.engine.events import RunFinishedEvent
     from agents.engine.types import StoredApprovalItem, StoredToolCall, StoredToolReturn
     from tools.base import StagedWrite
@@ -130,6 +132,14 @@ class ConversationStore(Protocol):
         ``finished`` is yielded (and also when the turn's consumer stopped early)."""
         ...
 
-    async def start_step(self, *, number: int, model: str) -> Any: ...
+    async def start_step(
+        self, *, number: int, model: str, drafts: Sequence[MessageDraft] = ()
+    ) -> tuple[Any, list[MessageSnapshot]]:
+        """Record that step ``number`` starts, with the rows ``drafts`` (the turn's input, before its
+        first step) in the same transaction; the step's id and the stored rows."""
+        ...
 
-    async def finish_step(self, step_id: Any, record: StepRecord) -> None: ...
+    async def finish_step(self, step_id: Any, record: StepRecord) -> None:
+        """How a step ended. The store may keep it for its next write (the next step's start, or the
+        run's end, which records it in the same transaction)."""
+        ...

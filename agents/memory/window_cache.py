@@ -5,7 +5,7 @@ JSON, snapshots) grows into most of the turn's cost (issue 15). Between two turn
 changes in three ways only, and one indexed query of the agent row tells which:
 
 - rows were appended: the agent's last ``seq`` moved on, so only the rows after the last one
-  read are fetched;
+  read are fetched (none when this process appended them: the turn adds its own rows, ``extend``);
 - the window moved (a compaction, a reset): ``context_start_seq``, ``context_summary_seq`` or
   ``context_keep_seq`` changed, so the window is read again;
 - a stored row changed in place (an edited system prompt, a batch's later tool results):
@@ -82,6 +82,17 @@ class ContextWindows:
             rows = tuple(fetch(None, last_seq))
         self._remember(agent_id, _Window(shape=shape, last_seq=last_seq, rows=rows))
         return list(rows)
+
+    def extend(self, agent_id: Any, shape: WindowShape, rows: list[MessageSnapshot]) -> None:
+        """The lease holder appended ``rows`` (consecutive ``seq`` values, after every row it read): add
+        them to the window it read, so the next turn in this process reads none of them again."""
+        if not rows:
+            return
+        with self._lock:
+            known = self._windows.get(agent_id)
+            if known is None or known.shape != shape or known.last_seq != rows[0].seq - 1:
+                return
+            self._windows[agent_id] = _Window(shape=shape, last_seq=rows[-1].seq, rows=(*known.rows, *rows))
 
     def forget(self, agent_id: Any) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 
 from agents.broadcast import RunAnnouncer
 from agents.engine.events import RunFinishedEvent
@@ -110,17 +111,25 @@ async def start_inline(
     Raises the engine's domain errors (a pending approval, an invalid answer…) before
     anything is streamed; the refused run is deleted, as it never started.
     """
-    claimed = await sync_to_async(run_state.claim_created)(run)
+    # A run ``run_start`` created for this request is running already, holding its thread's lease.
+    claimed = run if run.opened_from is not None else await sync_to_async(run_state.claim_created)(run)
     if claimed is None:
         raise RunNotStarted()
     try:
         return await _open(claimed, request, stream_tokens=stream_tokens, llm=llm, tool_runner=tool_runner)
     except ApplicationError:
-        await sync_to_async(claimed.delete)()
+        await sync_to_async(_discard)(claimed)
         raise
     except Exception as exc:
         await sync_to_async(run_state.fail_unstarted)(claimed, f"{type(exc).__name__}: {exc}")
         raise
+
+
+def _discard(run: Run) -> None:
+    """Delete a run refused before it started, and give back the lease it may hold."""
+    with transaction.atomic():
+        run_state.release_lease(run.agent_id, run.pk, run.conversation_id)
+        run.delete()
 
 
 async def execute_queued(run_pk: Any) -> None:

@@ -3,8 +3,9 @@ streamed and async REST views).
 
 ``run_start`` sweeps the agent's dead runs, applies the busy rule, checks the input
 against the conversation's state, and creates the run in one transaction; then it
-either returns the run for the caller to execute inline (``agents.runs.execute``) or
-hands it to a worker once the transaction commits (``agents.runs.dispatch``).
+either returns the run for the caller to execute inline (``agents.runs.execute``: created
+running, with its thread's turn lease taken in the same transaction) or hands it to a worker
+once the transaction commits (``agents.runs.dispatch``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from django.utils import timezone
 
 from agents.engine.state import check_turn_input
 from agents.errors import AgentBusy
-from agents.models import Agent, Conversation, Message, Run, RunTransport
+from agents.models import Agent, Conversation, Message, Run, RunStatus, RunTransport
 from agents.runs import dispatch
+from agents.runs import state as run_state
 from agents.runs.sweeper import sweep_stale_runs
 from agents.runs.turns import tool_specs, with_client_tools
 
@@ -83,23 +85,36 @@ def _create_unless_busy(
     api_key: ApiKey | None,
     transport: RunTransport,
 ) -> Run | None:
+    inline = mode is RunMode.INLINE
     with transaction.atomic():
         # Serialize starts per thread: the row lock makes "not busy, then create a run" atomic.
-        if Agent.objects.hold(agent.pk, conversation.pk if conversation else None).busy:
+        hold = Agent.objects.hold(agent.pk, conversation.pk if conversation else None)
+        if hold.busy:
             return None
+        now = timezone.now()
         if conversation is not None:
-            conversation.last_message_at = timezone.now()
+            conversation.last_message_at = now
             conversation.save(update_fields=["last_message_at", "updated_at"])
         run = Run.objects.create(
             organization_id=agent.organization_id,
             agent=agent,
             conversation=conversation,
             request=request.stored(),
-            background=mode is RunMode.BACKGROUND,
+            background=not inline,
             created_by=user if user is not None and user.is_authenticated else None,
             api_key=api_key,
             transport=transport,
+            # An inline run is executed by this request: it starts running, holding its thread's lease,
+            # in the transaction that creates it (no claim, no lease of its own when its turn opens).
+            **({"status": RunStatus.RUNNING, "started_at": now, "heartbeat_at": now} if inline else {}),
         )
-        if mode is RunMode.BACKGROUND:
+        if inline:
+            if not run_state.take_lease(agent.pk, run.pk, run.conversation_id):
+                # Not busy, yet the lease is held: only by a run that ended without releasing it, and a
+                # lease outlives no run by more than its time to live. Wait for it as for a busy thread.
+                transaction.set_rollback(True)
+                return None
+            run.opened_from = hold
+        else:
             dispatch.dispatch_on_commit(run)
     return run

@@ -41,6 +41,8 @@ from agents.engine.stop import StopReason
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Run, RunStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agents.llm.base import Usage
 
 logger = logging.getLogger(__name__)
@@ -157,8 +159,17 @@ def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool, conversation_id: Any =
 # --- ending --------------------------------------------------------------------------------
 
 
-def _record_end(run_pk: Any, agent_pk: Any, conversation_id: Any, finished: RunFinishedEvent, usage: Usage) -> bool:
+def _record_end(
+    run_pk: Any,
+    agent_pk: Any,
+    conversation_id: Any,
+    finished: RunFinishedEvent,
+    usage: Usage,
+    also: Callable[[], None] | None,
+) -> bool:
     with transaction.atomic():
+        if also is not None:
+            also()
         release_lease(agent_pk, run_pk, conversation_id)
         ended = Run.objects.filter(pk=run_pk, status__in=ACTIVE_RUN_STATUSES).update(
             status=StopReason(finished.stop_reason).run_status,
@@ -174,14 +185,21 @@ def _record_end(run_pk: Any, agent_pk: Any, conversation_id: Any, finished: RunF
 
 
 async def end_run(
-    *, run_pk: Any, agent_pk: Any, finished: RunFinishedEvent, usage: Usage, conversation_id: Any = None
+    *,
+    run_pk: Any,
+    agent_pk: Any,
+    finished: RunFinishedEvent,
+    usage: Usage,
+    conversation_id: Any = None,
+    also: Callable[[], None] | None = None,
 ) -> None:
     """Record the engine's verdict on a run, release the agent, and announce the end
     (``agents.broadcast.announce_run_end``: after the run's own events when it executes here).
+    ``also`` writes in the same transaction (the store's last step).
 
     A run the sweeper ended meanwhile keeps the sweeper's verdict (and is not announced twice).
     """
-    if await sync_to_async(_record_end)(run_pk, agent_pk, conversation_id, finished, usage):
+    if await sync_to_async(_record_end)(run_pk, agent_pk, conversation_id, finished, usage, also):
         await announce_run_end(agent_pk, finished, conversation_id=conversation_id)
 
 

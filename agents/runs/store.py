@@ -23,6 +23,9 @@ from agents.models import Agent, Conversation, Message, MessageQuerySet, Run, Se
 from agents.runs import state as run_state
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
     from agents.engine.events import RunFinishedEvent
     from agents.engine.types import StoredToolReturn
     from agents.llm.base import Usage
@@ -73,6 +76,11 @@ class DjangoConversationStore:
         self.sender_user_id = sender_user_id
         self.sender_api_key_id = sender_api_key_id
         self._seqs: SeqRange | None = None
+        self._shape: WindowShape | None = None  # the window's, as this turn read it
+        self._prepared: list[MessageSnapshot] | AgentBusyError | None = None
+        self._finished_step: tuple[Any, StepRecord, datetime] | None = None
+        # Created running by this request (``run.opened_from``): nobody could ask it to stop before it opened.
+        self._fresh = False
         self._renewal = run_state.LeaseRenewal(
             agent_id=self.agent_id, run_id=self.run_id, conversation_id=self.conversation_id
         )
@@ -80,27 +88,64 @@ class DjangoConversationStore:
     # --- the turn lease ----------------------------------------------------------------
 
     def _open(self) -> list[MessageSnapshot]:
+        held = self.run.opened_from
+        if held is not None:
+            # Created running by this request, its lease taken and its thread read under the row lock.
+            self.run.opened_from = None
+            self._fresh = True
+            return self._window(
+                held.context_start_seq,
+                held.context_summary_seq,
+                held.context_keep_seq,
+                held.context_revision,
+                held.seqs.last,
+            )
         if not run_state.take_lease(self.agent_id, self.run_id, self.conversation_id):
             raise AgentBusyError(str(self.agent_id))
         return self._context()
 
+    def prepare(self) -> None:
+        """Open the turn now, in the caller's thread (the one that read the turn's collaborators), so
+        ``open_turn`` costs no thread hop of its own; it answers (or raises) what this found."""
+        try:
+            self._prepared = self._open()
+        except AgentBusyError as busy:
+            self._prepared = busy
+
     async def open_turn(self) -> list[MessageSnapshot]:
-        rows = await sync_to_async(self._open)()
+        prepared, self._prepared = self._prepared, None
+        if isinstance(prepared, AgentBusyError):
+            raise prepared
+        rows = prepared if prepared is not None else await sync_to_async(self._open)()
         self._renewal.start()
         return rows
 
     async def heartbeat(self) -> bool:
+        if self._fresh:
+            # The check before the first step of a run this request created a moment ago: no caller
+            # has its id yet (a cancel of all the agent's runs is seen at the check after the model's answer).
+            self._fresh = False
+            return False
         return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew=False)
+
+    def _release(self) -> None:
+        with transaction.atomic():
+            self._record_finished_step()
+            run_state.release_lease(self.agent_id, self.run_id, self.conversation_id)
 
     async def release_turn_lock(self) -> None:
         self._renewal.stop()
-        await sync_to_async(run_state.release_lease)(self.agent_id, self.run_id, self.conversation_id)
+        await sync_to_async(self._release)()
 
     # --- rows -----------------------------------------------------------------------
 
     def _context(self) -> list[MessageSnapshot]:
         """The window, read through this process's cache (``agents.memory.window_cache``)."""
-        start, summary, keep, revision, last_seq = self._window_pointers()
+        return self._window(*self._window_pointers())
+
+    def _window(
+        self, start: int, summary: int | None, keep: int | None, revision: int, last_seq: int | None
+    ) -> list[MessageSnapshot]:
         # The lease holds the agent for this turn (every other writer finds it busy under its row
         # lock: ``Agent.objects.hold``), so the next ``seq`` needs no query of its own.
         self._seqs = SeqRange(last_seq)
@@ -112,8 +157,8 @@ class DjangoConversationStore:
             rows = rows.filter(seq__lte=through) if after is None else rows.filter(seq__gt=after, seq__lte=through)
             return [MessageSnapshot(**row) for row in rows.values(*SNAPSHOT_FIELDS)]
 
-        shape = WindowShape(start=start, summary=summary, keep=keep, revision=revision)
-        return context_windows.rows(self._window_key, shape, last_seq, fetch)
+        self._shape = WindowShape(start=start, summary=summary, keep=keep, revision=revision)
+        return context_windows.rows(self._window_key, self._shape, last_seq, fetch)
 
     def _window_pointers(self) -> tuple[int, int | None, int | None, int, int | None]:
         """The thread's window pointers, the agent's ``context_revision`` and the thread's last ``seq``."""
@@ -214,10 +259,16 @@ class DjangoConversationStore:
                         sender_api_key_id=self.sender_api_key_id if draft.role in ("user", "approval") else None,
                     )
                 )
-            Message.objects.bulk_create(messages)
+            if len(messages) == 1:
+                messages[0].save(force_insert=True)  # ``bulk_create`` would wrap even one row in a transaction
+            else:
+                Message.objects.bulk_create(messages)
             if write is not None:
                 write(messages[-1].id)
-        return [m.snapshot() for m in messages]
+        rows = [m.snapshot() for m in messages]
+        if self._shape is not None:
+            context_windows.extend(self._window_key, self._shape, rows)
+        return rows
 
     async def append(self, drafts: list[MessageDraft], *, write: StagedWrite | None = None) -> list[MessageSnapshot]:
         return await sync_to_async(self._append)(drafts, write)
@@ -248,18 +299,34 @@ class DjangoConversationStore:
             finished=finished,
             usage=usage,
             conversation_id=self.conversation_id,
+            also=self._record_finished_step,
         )
 
-    def _start_step(self, number: int, model: str) -> Any:
-        step = Step.objects.create(
-            organization_id=self.organization_id, agent_id=self.agent_id, run_id=self.run_id, number=number, model=model
-        )
-        return step.id
+    def _start_step(self, number: int, model: str, drafts: Sequence[MessageDraft]) -> tuple[Any, list[MessageSnapshot]]:
+        # The previous step's end, this step's row and the turn's input: one transaction.
+        with transaction.atomic():
+            self._record_finished_step()
+            step = Step.objects.create(
+                organization_id=self.organization_id,
+                agent_id=self.agent_id,
+                run_id=self.run_id,
+                number=number,
+                model=model,
+            )
+            rows = self._append(list(drafts)) if drafts else []
+        return step.id, rows
 
-    async def start_step(self, *, number: int, model: str) -> Any:
-        return await sync_to_async(self._start_step)(number, model)
+    async def start_step(
+        self, *, number: int, model: str, drafts: Sequence[MessageDraft] = ()
+    ) -> tuple[Any, list[MessageSnapshot]]:
+        return await sync_to_async(self._start_step)(number, model, drafts)
 
-    def _finish_step(self, step_id: Any, record: StepRecord) -> None:
+    def _record_finished_step(self) -> None:
+        """Write the end of the last finished step, kept since ``finish_step`` (inside the caller's transaction)."""
+        if self._finished_step is None:
+            return
+        step_id, record, completed_at = self._finished_step
+        self._finished_step = None
         Step.objects.filter(pk=step_id).update(
             status={"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}.get(
                 record.status, StepStatus.CANCELLED
@@ -274,8 +341,9 @@ class DjangoConversationStore:
             llm_ms=record.llm_ms,
             tool_ms=record.tool_ms,
             error=record.error,
-            completed_at=timezone.now(),
+            completed_at=completed_at,
         )
 
     async def finish_step(self, step_id: Any, record: StepRecord) -> None:
-        await sync_to_async(self._finish_step)(step_id, record)
+        # Kept for the next write: the next step's start, or the run's end (``finish_run``).
+        self._finished_step = (step_id, record, timezone.now())

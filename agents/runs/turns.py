@@ -121,13 +121,14 @@ def _collaborators(setup: TurnSetup) -> TurnCollaborators:
         sender["user"] = sender_user.email
     if api_key is not None:
         sender["api_key"] = api_key.prefix
-    return TurnCollaborators(
-        store=DjangoConversationStore(
-            agent=agent,
-            run=run,
-            sender_user_id=getattr(sender_user, "pk", None),
-            sender_api_key_id=getattr(api_key, "pk", None),
-        ),
+    store = DjangoConversationStore(
+        agent=agent,
+        run=run,
+        sender_user_id=getattr(sender_user, "pk", None),
+        sender_api_key_id=getattr(api_key, "pk", None),
+    )
+    collab = TurnCollaborators(
+        store=store,
         llm=setup.llm or default_llm_client(agent),
         tool_runner=setup.tool_runner or default_tool_runner(),
         tools=with_client_tools(tool_specs(agent), setup.client_tools),
@@ -143,6 +144,8 @@ def _collaborators(setup: TurnSetup) -> TurnCollaborators:
         author=decision_author(run, sender_user=sender_user, api_key=api_key),
         allow_always=_allow_always(agent),
     )
+    store.prepare()  # opened in this thread hop too: ``start_turn`` needs no hop of its own for it
+    return collab
 
 
 EXPIRY_AUTHOR = "Approval expiry"

@@ -210,8 +210,10 @@ def test_a_new_run_starts_on_an_agent_held_by_a_run_whose_executor_died():
     started = run_start(agent=agent, request=a_message(), mode=RunMode.INLINE)
 
     dead.refresh_from_db()
+    agent.refresh_from_db()
     assert dead.status == RunStatus.FAILED
-    assert started.status == RunStatus.QUEUED
+    assert started.status == RunStatus.RUNNING  # an inline run starts running, holding the thread's lease
+    assert agent.turn_lock_run_id == started.pk
 
 
 def test_a_new_run_is_refused_while_the_agents_run_still_heart_beats():
