@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
     from accounts.models import Organization, User
+    from accounts.scoping import OrgScopedQuerySet
 
 OWN_ARCHIVE_DESCRIPTION = "Default archive created automatically"
 Order = Literal["asc", "desc"]
@@ -67,7 +68,7 @@ def archive_agent_list(*, archive: Archive, limit: int = 50, order: Order = "des
     return page(rows, Agent, after=None, before=None, limit=limit, order=order)
 
 
-def agent_passages(agent: Agent | Any) -> QuerySet[Passage]:
+def agent_passages(agent: Agent | Any) -> OrgScopedQuerySet:
     """The passages of the archives the agent searches: its own and the attached ones."""
     archives = AgentArchive.objects.filter(agent_id=agent.pk).values("archive_id")
     return Passage.objects.for_org(agent.organization_id).filter(archive_id__in=archives)
