@@ -6,11 +6,16 @@ read one table. Another organization's server is a 404, by id or by name.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.urls import reverse
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,9 +24,9 @@ from accounts.access import organization_of
 from agents import selectors as agent_selectors
 from agents.wire.tools import tool_json
 from core.errors import InvalidArgument, NotFound, ValidationFailed
-from mcp_servers import selectors, services
-from mcp_servers.errors import MCPConnectionFailed, MCPTimeout
-from mcp_servers.models import MCPServer, ServerType
+from mcp_servers import oauth, selectors, services
+from mcp_servers.errors import MCPAuthorizationRequired, MCPConnectionFailed, MCPTimeout
+from mcp_servers.models import MCPServer, OAuthStatus, ServerType
 from mcp_servers.schemas import mcp_tool_json
 from mcp_servers.wire import legacy_config_json, server_json
 
@@ -227,23 +232,79 @@ def _event(payload: dict[str, Any]) -> str:
     return f"data: {json.dumps(payload)}\n\n"
 
 
-def _connect_events(server: MCPServer) -> Iterator[str]:
+OAUTH_POLL_SECONDS = 0.5
+
+
+async def _connect_events(
+    server: MCPServer, *, oauth_for: MCPServer | None = None, user: User | None = None, redirect_uri: str = ""
+) -> AsyncIterator[str]:
+    """Letta's connect stream: list the tools; on a 401 from ``oauth_for``, its OAuth sequence, then the tools.
+
+    The stream waits up to ``MCP_OAUTH_WAIT_SECONDS`` for the person to authorize at the URL it sent.
+    """
     yield _event({"event": "connection_attempt", "server_name": server.server_name})
     try:
-        tools = services.live_tools(server=server)
-    except MCPConnectionFailed as exc:
-        yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
+        tools = await sync_to_async(services.live_tools)(server=server)
+    except MCPAuthorizationRequired as exc:
+        if oauth_for is None:
+            yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
+            return
+        async for event in _oauth_events(oauth_for, user=user, redirect_uri=redirect_uri):
+            yield event
         return
-    except MCPTimeout as exc:
+    except (MCPConnectionFailed, MCPTimeout) as exc:
         yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
         return
     yield _event({"event": "success", "tools": [mcp_tool_json(tool) for tool in tools]})
 
 
+async def _oauth_events(server: MCPServer, *, user: User | None, redirect_uri: str) -> AsyncIterator[str]:
+    yield _event({"event": "oauth_required", "message": "OAuth authentication required"})
+    try:
+        session, url = await sync_to_async(oauth.oauth_begin)(server=server, user=user, redirect_uri=redirect_uri)
+    except MCPConnectionFailed as exc:
+        yield _event({"event": "error", "message": f"Failed to trigger OAuth: {exc.detail}"})
+        return
+    yield _event({"event": "authorization_url", "url": url, "session_id": session.public_id})
+    yield _event({"event": "waiting_for_auth", "message": "Waiting for user authorization..."})
+    wait = float(settings.MCP_OAUTH_WAIT_SECONDS)
+    deadline = time.monotonic() + wait
+    while True:
+        status, error = await sync_to_async(selectors.oauth_session_status)(session.pk)
+        if status == OAuthStatus.AUTHORIZED:
+            break
+        if status == OAuthStatus.FAILED:
+            yield _event({"event": "error", "message": f"Failed to trigger OAuth: {error}"})
+            return
+        if time.monotonic() >= deadline:
+            yield _event(
+                {
+                    "event": "error",
+                    "message": f"Failed to trigger OAuth: the authorization was not completed within {wait:g} s. "
+                    "Open the authorization URL, approve, then connect again.",
+                }
+            )
+            return
+        await asyncio.sleep(OAUTH_POLL_SECONDS)
+    try:
+        tools = await sync_to_async(services.live_tools)(server=server)
+    except (MCPConnectionFailed, MCPTimeout) as exc:
+        yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
+        return
+    yield _event({"event": "success", "tools": [mcp_tool_json(tool) for tool in tools]})
+
+
+def _api_redirect_uri(request: Request) -> str:
+    return request.build_absolute_uri(reverse("mcp_api:mcp-legacy-oauth-callback"))
+
+
 class ServerConnectView(MCPServerAPIView):
     def get(self, request: Request, server_id: str) -> StreamingHttpResponse:
         server = self.server(server_id)
-        return StreamingHttpResponse(list(_connect_events(server)), content_type="text/event-stream")
+        events = _connect_events(
+            server, oauth_for=server, user=self.acting_user, redirect_uri=_api_redirect_uri(request)
+        )
+        return StreamingHttpResponse(events, content_type="text/event-stream")
 
 
 # --- legacy: /v1/tools/mcp/servers ----------------------------------------------------------------
@@ -287,7 +348,11 @@ class LegacyServerConnectView(MCPServerAPIView):
         server = MCPServer(organization=self.organization, server_name=name, server_type=fields["server_type"])
         server.server_url = fields.get("server_url") or ""
         server.set_auth(token=fields.get("token"), custom_headers=fields.get("custom_headers"))
-        return StreamingHttpResponse(list(_connect_events(server)), content_type="text/event-stream")
+        saved = selectors.server_by_url(organization=self.organization, url=server.server_url)
+        events = _connect_events(
+            server, oauth_for=saved, user=self.acting_user, redirect_uri=_api_redirect_uri(request)
+        )
+        return StreamingHttpResponse(events, content_type="text/event-stream")
 
 
 class LegacyServerDetailView(MCPServerAPIView):
@@ -351,18 +416,32 @@ class LegacyToolExecuteView(MCPServerAPIView):
 
 
 class LegacyOAuthCallbackView(MCPServerAPIView):
-    """Always 200, as Letta's: this server has no OAuth sessions to complete yet, so every state is unknown."""
+    """Always 200, as Letta's: the ``state`` names the pending session, which the code completes."""
 
     authentication_classes = ()
     permission_classes = (AllowAny,)
 
     def get(self, request: Request) -> JsonResponse:
-        if request.query_params.get("error"):
-            message = (
-                f"OAuth error: {request.query_params['error']} - {request.query_params.get('error_description', '')}"
-            )
-        elif not request.query_params.get("state"):
-            message = "Missing state parameter"
-        else:
-            message = "Invalid or expired state parameter"
-        return JsonResponse({"status": "error", "message": message})
+        params = request.query_params
+        session = oauth.pending_session(params.get("state", ""))
+        if not params.get("state"):
+            return _callback_error("Missing state parameter")
+        if session is None:
+            return _callback_error("Invalid or expired state parameter")
+        if params.get("error"):
+            message = f"OAuth error: {params['error']} - {params.get('error_description', '')}"
+            oauth.oauth_fail(session=session, error=message)
+            return _callback_error(message)
+        if not params.get("code"):
+            return _callback_error("Missing authorization code")
+        try:
+            services.server_oauth_connected(session=session, code=params["code"])
+        except (MCPConnectionFailed, MCPTimeout) as exc:
+            return _callback_error(f"Failed to complete authorization: {exc.detail}")
+        return JsonResponse(
+            {"status": "success", "message": "Authorization successful", "server_url": session.server.server_url}
+        )
+
+
+def _callback_error(message: str) -> JsonResponse:
+    return JsonResponse({"status": "error", "message": message})

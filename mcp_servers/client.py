@@ -69,8 +69,11 @@ def resolve_template(value: str, variables: Mapping[str, str]) -> str:
     return value if unresolved else resolved
 
 
-def endpoint_for(server: MCPServer, *, variables: Mapping[str, str] | None = None, agent_id: str = "") -> Endpoint:
-    """The server's connection: its custom headers (templates resolved) or, without any, its bearer token."""
+def endpoint_for(
+    server: MCPServer, *, variables: Mapping[str, str] | None = None, agent_id: str = "", oauth_token: str = ""
+) -> Endpoint:
+    """The server's connection: its custom headers (templates resolved) or, without any, its bearer token
+    or else the OAuth access token of the organization's connection (``mcp_servers.oauth.oauth_bearer``)."""
     variables = variables or {}
     headers = {
         key.strip().strip("\"'").rstrip(":"): value.strip().strip("\"'") for key, value in server.custom_headers.items()
@@ -78,6 +81,8 @@ def endpoint_for(server: MCPServer, *, variables: Mapping[str, str] | None = Non
     headers = {key: resolve_template(value, variables) for key, value in headers.items()}
     if not headers and server.token:
         headers["Authorization"] = f"Bearer {resolve_template(server.token, variables)}"
+    elif not headers and oauth_token:
+        headers["Authorization"] = f"Bearer {oauth_token}"
     if agent_id:
         headers["X-Agent-Id"] = agent_id
     return Endpoint(name=server.server_name, server_type=server.server_type, url=server.server_url, headers=headers)
@@ -196,8 +201,9 @@ def _leaf(exc: BaseException) -> BaseException:
 
 def _unauthorized(endpoint: Endpoint) -> MCPAuthorizationRequired:
     return MCPAuthorizationRequired(
-        f"The MCP server {endpoint.name} requires authorization (HTTP 401): give it a token or headers. "
-        "OAuth sign-in to MCP servers is not offered by this server yet."
+        f"The MCP server {endpoint.name} requires authorization (HTTP 401): connect it with OAuth in the browser "
+        "(Connect on the MCP servers page, or the connect stream GET /v1/mcp-servers/connect/{id}), "
+        "or give it a token or headers."
     )
 
 

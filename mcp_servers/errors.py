@@ -16,6 +16,10 @@ class MCPAuthorizationRequired(MCPConnectionFailed):
     """The server answers 401: it wants an OAuth authorization this organization has not given it."""
 
 
+class MCPOAuthFailed(MCPConnectionFailed):
+    """The OAuth flow with the server's authorization server failed (discovery, registration, tokens)."""
+
+
 class MCPTimeout(ApplicationError):
     """The server did not answer within the configured timeout (Letta's ``TIMEOUT``, 408)."""
 
