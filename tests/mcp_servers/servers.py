@@ -1,6 +1,7 @@
 """Real MCP servers for the tests, run as their own processes: ``python servers.py KIND TRANSPORT PORT``.
 
-``KIND`` is ``tools`` (a read-only, a destructive and a structured tool), ``hang`` (a tool that
+``KIND`` is ``tools`` (a read-only, a destructive and a structured tool), ``stateful`` (a tool that
+says which session it runs on, and one that asks the person through elicitation), ``hang`` (a tool that
 never answers), ``disconnect`` (a tool whose server dies mid-call), ``invalid`` (a tool whose
 input schema is not a valid JSON schema) or ``oauth`` (every request answers 401 with an OAuth
 challenge). ``TRANSPORT`` is ``streamable_http`` (path ``/mcp``) or ``sse`` (path ``/sse``).
@@ -23,10 +24,10 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.types import ToolAnnotations
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, BaseModel
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
@@ -53,6 +54,29 @@ def tools_server() -> MCPServer:
     def fail_always(reason: str) -> str:
         """Raise an error with the given reason."""
         raise ValueError(reason)
+
+    return server
+
+
+class Confirmation(BaseModel):
+    confirm: bool
+
+
+def stateful_server() -> MCPServer:
+    server = MCPServer("test-stateful")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def which_session(ctx: Context) -> str:
+        """Which client connection the call arrived on: its TCP port, the same while one client stays open
+        (streamable HTTP in the 2026 protocol makes a server session per request, so that cannot tell)."""
+        request = ctx.request_context.request
+        return f"session {getattr(getattr(request, 'client', None), 'port', None)}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def confirm_order(item: str, ctx: Context) -> str:
+        """Ask the person (elicitation) to confirm an order before placing it."""
+        answer = await ctx.elicit(f"Order {item}?", Confirmation)
+        return f"Ordered {item}" if answer.action == "accept" and answer.data.confirm else f"Did not order {item}"
 
     return server
 
@@ -237,7 +261,13 @@ def oauth_server(port: int, token_seconds: int) -> MCPServer:
 
 
 OAUTH_TOKEN_SECONDS = {"oauth": 3600, "oauth-expiring": 2}
-SERVERS = {"tools": tools_server, "hang": hang_server, "disconnect": disconnect_server, "invalid": invalid_server}
+SERVERS = {
+    "tools": tools_server,
+    "stateful": stateful_server,
+    "hang": hang_server,
+    "disconnect": disconnect_server,
+    "invalid": invalid_server,
+}
 
 
 def main(kind: str, transport: str, port: int) -> None:
