@@ -26,7 +26,15 @@ from django.conf import settings
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Implementation
+from mcp.types import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    ElicitRequestParams,
+    ErrorData,
+    Implementation,
+)
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -34,6 +42,7 @@ from mcp_servers.egress import check_mcp_url
 from mcp_servers.errors import (
     MCPAuthorizationRequired,
     MCPConnectionFailed,
+    MCPElicitationUnsupported,
     MCPProtocolError,
     MCPTimeout,
     UnsafeMCPURL,
@@ -44,6 +53,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CLIENT_INFO = Implementation(name="letta-django", version="1")
+ELICITATION_UNSUPPORTED = "This client does not support elicitation (asking the person for input mid-call)."
 TEMPLATE = re.compile(r"\{\{\s*([A-Z_][A-Z0-9_]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}")
 
 
@@ -104,9 +114,15 @@ def _timeouts() -> tuple[float, float, float]:
 
 @dataclass
 class _Statuses:
-    """The HTTP statuses the server answered (the SDK keeps a 401 to itself: it becomes a generic error)."""
+    """What the server did on a connection: answered 401 (the SDK keeps that to itself: it becomes a generic
+    error), or asked for input mid-call (elicitation, which this client declines with an error, recorded)."""
 
     unauthorized: bool = False
+    elicitations: list[str] = field(default_factory=list)
+
+    async def elicit(self, context: Any, params: ElicitRequestParams) -> ErrorData:
+        self.elicitations.append(str(getattr(params, "message", "") or ""))
+        return ErrorData(code=INVALID_REQUEST, message=ELICITATION_UNSUPPORTED)
 
     async def record(self, response: httpx2.Response) -> None:
         if response.status_code == 401:
@@ -134,12 +150,16 @@ async def _connected(endpoint: Endpoint, *, read_timeout: float, statuses: _Stat
             sse_read_timeout=read_timeout,
             httpx_client_factory=statuses.http_client,
         )
-        async with Client(transport, read_timeout_seconds=read_timeout, client_info=CLIENT_INFO) as client:
+        async with Client(
+            transport, read_timeout_seconds=read_timeout, client_info=CLIENT_INFO, elicitation_callback=statuses.elicit
+        ) as client:
             yield client
         return
     async with statuses.http_client(headers=dict(endpoint.headers), timeout=timeout) as http:
         transport = streamable_http_client(endpoint.url, http_client=http)
-        async with Client(transport, read_timeout_seconds=read_timeout, client_info=CLIENT_INFO) as client:
+        async with Client(
+            transport, read_timeout_seconds=read_timeout, client_info=CLIENT_INFO, elicitation_callback=statuses.elicit
+        ) as client:
             yield client
 
 
@@ -171,8 +191,16 @@ async def call_tool(endpoint: Endpoint, name: str, arguments: dict[str, Any]) ->
     async def call(client: Client) -> CallToolResult:
         return await client.call_tool(name, arguments, read_timeout_seconds=call_seconds)
 
-    with _translated(endpoint, f"calling {name}", call_seconds, connect + call_seconds, statuses):
-        return await SESSIONS.run(endpoint, call, deadline=connect + call_seconds, statuses=statuses)
+    try:
+        with _translated(endpoint, f"calling {name}", call_seconds, connect + call_seconds, statuses):
+            return await SESSIONS.run(endpoint, call, deadline=connect + call_seconds, statuses=statuses)
+    finally:
+        if statuses.elicitations:
+            asked = "; ".join(f'"{message}"' for message in statuses.elicitations)
+            raise MCPElicitationUnsupported(
+                f"The MCP server {endpoint.name} asked for input while calling {name} (elicitation: {asked}). "
+                "Answering a server mid-call is not supported here yet, so the call did not complete."
+            )
     raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises
 
 
@@ -236,6 +264,7 @@ class SessionPool:
         with anyio.fail_after(deadline):
             held = await self._session(key, endpoint, statuses)
             held.busy += 1
+            asked = len(held.statuses.elicitations)
             job = asyncio.ensure_future(work(held.client))
             try:
                 await asyncio.wait({job, held.task}, return_when=asyncio.FIRST_COMPLETED)
@@ -253,6 +282,8 @@ class SessionPool:
             finally:
                 held.busy -= 1
                 held.last_used = time.monotonic()
+                if held.statuses is not statuses:
+                    statuses.elicitations.extend(held.statuses.elicitations[asked:])
         raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises
 
     async def _session(self, key: tuple[Any, ...], endpoint: Endpoint, statuses: _Statuses) -> _Held:

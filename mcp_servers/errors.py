@@ -33,6 +33,10 @@ class MCPProtocolError(MCPConnectionFailed):
     """The server answered something that is not MCP, or an MCP error (Letta's ``McpError``: 502)."""
 
 
+class MCPElicitationUnsupported(MCPProtocolError):
+    """The server asked the person for input mid-call (elicitation), which this server does not answer yet."""
+
+
 class UnsafeMCPURL(InvalidArgument):
     """The URL is not http(s), holds credentials, or names a private address the operator has not allowed."""
 

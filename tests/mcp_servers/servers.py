@@ -14,6 +14,7 @@ import os
 import secrets
 import sys
 import time
+from typing import Annotated
 
 import uvicorn
 from mcp.server.auth.provider import (
@@ -24,7 +25,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.types import ToolAnnotations
 from pydantic import AnyHttpUrl, BaseModel
@@ -62,6 +63,10 @@ class Confirmation(BaseModel):
     confirm: bool
 
 
+def ask_to_confirm(item: str) -> Elicit[Confirmation]:
+    return Elicit(f"Order {item}?", Confirmation)
+
+
 def stateful_server() -> MCPServer:
     server = MCPServer("test-stateful")
 
@@ -73,10 +78,9 @@ def stateful_server() -> MCPServer:
         return f"session {getattr(getattr(request, 'client', None), 'port', None)}"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
-    async def confirm_order(item: str, ctx: Context) -> str:
+    async def confirm_order(item: str, answer: Annotated[Confirmation, Resolve(ask_to_confirm)]) -> str:
         """Ask the person (elicitation) to confirm an order before placing it."""
-        answer = await ctx.elicit(f"Order {item}?", Confirmation)
-        return f"Ordered {item}" if answer.action == "accept" and answer.data.confirm else f"Did not order {item}"
+        return f"Ordered {item}" if answer.confirm else f"Did not order {item}"
 
     return server
 
