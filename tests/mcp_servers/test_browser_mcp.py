@@ -142,7 +142,7 @@ def test_an_owner_connects_an_oauth_server_in_the_browser_and_the_agent_calls_it
     page.get_by_role("button", name="Approve").click()
 
     expect(page.get_by_role("status").filter(has_text="Connected notes with OAuth")).to_be_visible(timeout=20_000)
-    card = page.locator(".provider-card").filter(has_text="notes")
+    card = page.locator(".provider-card").filter(has=page.get_by_role("heading", name=re.compile("^notes ")))
     expect(card).to_contain_text("connected with OAuth", timeout=20_000)
     row = page.get_by_role("table", name="Tools of notes").get_by_role("row").filter(has_text="private_notes")
     screenshots(page, "mcp-oauth-connected")
