@@ -258,6 +258,11 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=60)
 MCP_ALLOWED_PRIVATE_HOSTS = env.list("MCP_ALLOWED_PRIVATE_HOSTS", default=[])
 MCP_ENABLE_STDIO = env.bool("MCP_ENABLE_STDIO", default=False)
 MCP_MAX_RESULT_CHARS = env.int("MCP_MAX_RESULT_CHARS", default=100_000)
+MCP_REUSE_SESSIONS = env.bool("MCP_REUSE_SESSIONS", default=True)  # keep a session open per server
+MCP_SESSION_IDLE_SECONDS = env.float("MCP_SESSION_IDLE_SECONDS", default=300)
+MCP_SESSION_POOL_SIZE = env.int("MCP_SESSION_POOL_SIZE", default=100)
+MCP_OAUTH_REFRESH_MARGIN = env.float("MCP_OAUTH_REFRESH_MARGIN", default=60)  # refresh tokens this early (s)
+MCP_OAUTH_WAIT_SECONDS = env.float("MCP_OAUTH_WAIT_SECONDS", default=300)  # the connect stream waits this long
 
 # Sections of the memory a room above agents.memory owns, compiled after the blocks (agents/memory/prompt.py).
 MEMORY_SECTIONS = ["folders.context.directories_section"]

@@ -6,29 +6,46 @@ read one table. Another organization's server is a 404, by id or by name.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import OrganizationRequestMixin
 from agents import selectors as agent_selectors
-from agents.wire.tools import tool_json
+from agents.wire.tools import Tool, tool_json
 from core.errors import InvalidArgument, NotFound, ValidationFailed
-from mcp_servers import selectors, services
-from mcp_servers.errors import MCPConnectionFailed, MCPTimeout
-from mcp_servers.models import MCPServer, ServerType
+from mcp_servers import oauth, selectors, services
+from mcp_servers.errors import MCPAuthorizationRequired, MCPConnectionFailed, MCPTimeout
+from mcp_servers.models import MCPServer, OAuthStatus, ServerType
 from mcp_servers.schemas import mcp_tool_json
-from mcp_servers.wire import legacy_config_json, server_json
+from mcp_servers.wire import (
+    LegacyConfigJSON,
+    LegacyRunJSON,
+    LegacyTestJSON,
+    MCPErrorJSON,
+    MCPServerJSON,
+    SyncJSON,
+    ToolRunJSON,
+    legacy_config_json,
+    server_json,
+)
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-    from accounts.models import Organization
+    from accounts.models import Organization, User
 
 HTTP_TYPES = (ServerType.STREAMABLE_HTTP, ServerType.SSE)
 
@@ -92,10 +109,29 @@ def _create_fields(config: dict[str, Any], server_type: Any, loc: list[str | int
     }
 
 
+SSE = "text/event-stream"
+F = TypeVar("F", bound=Callable[..., Any])
+ERROR_STATUSES = (400, 404, 408, 409, 422, 502)
+
+
+def documented(
+    operation_id: str, summary: str, *, tag: str, body: bool = False, status: int = 200, response: Any = None
+) -> Callable[[F], F]:
+    """The route in the OpenAPI document, its answer typed by ``wire`` (request bodies are Letta's free-form JSON)."""
+    responses: dict[Any, Any] = {(200, SSE): OpenApiTypes.STR} if response == SSE else {status: response}
+    responses.update(dict.fromkeys(ERROR_STATUSES, MCPErrorJSON))
+    decorator: Callable[[F], F] = extend_schema(
+        operation_id=operation_id,
+        summary=summary,
+        tags=[tag],
+        request=OpenApiTypes.OBJECT if body else None,
+        responses=responses,
+    )
+    return decorator
+
+
 class MCPServerAPIView(OrganizationRequestMixin, APIView):
     """Every MCP view: the request's organization scopes each lookup (``agents.api`` is for ``config.urls`` only)."""
-
-    schema = None  # Letta's MCP routes are not part of this server's OpenAPI document yet
 
     @property
     def owner(self) -> Organization:
@@ -128,9 +164,22 @@ class MCPServerAPIView(OrganizationRequestMixin, APIView):
 
 
 class ServerListView(MCPServerAPIView):
+    @documented(
+        "mcp_servers_list",
+        "List the organization's MCP servers (at most 200).",
+        tag="mcp-servers",
+        response=list[MCPServerJSON],
+    )
     def get(self, request: Request) -> Response:
         return Response([server_json(server) for server in selectors.server_list(organization=self.organization)])
 
+    @documented(
+        "mcp_servers_create",
+        "Add an MCP server and register its usable tools.",
+        tag="mcp-servers",
+        body=True,
+        response=MCPServerJSON,
+    )
     def post(self, request: Request) -> Response:
         body = _object(request.data, ["body"])
         name = _text(body, "server_name", ["body"], required=True) or ""
@@ -141,9 +190,13 @@ class ServerListView(MCPServerAPIView):
 
 
 class ServerDetailView(MCPServerAPIView):
+    @documented("mcp_servers_retrieve", "An MCP server.", tag="mcp-servers", response=MCPServerJSON)
     def get(self, request: Request, server_id: str) -> Response:
         return Response(server_json(self.server(server_id)))
 
+    @documented(
+        "mcp_servers_modify", "Change an MCP server (a field left out keeps its value).", tag="mcp-servers", body=True
+    )
     def patch(self, request: Request, server_id: str) -> Response:
         server = self.server(server_id)
         body = _object(request.data, ["body"])
@@ -157,22 +210,41 @@ class ServerDetailView(MCPServerAPIView):
                 changes["custom_headers"] = _headers(config, ["body", "config"])
         return Response(server_json(services.server_update(server=server, **changes)))
 
+    @documented(
+        "mcp_servers_delete", "Delete an MCP server, its tools and its OAuth sessions.", tag="mcp-servers", status=204
+    )
     def delete(self, request: Request, server_id: str) -> HttpResponse:
         services.server_delete(server=self.server(server_id))
         return HttpResponse(status=204)
 
 
 class ServerToolListView(MCPServerAPIView):
+    @documented(
+        "mcp_servers_tools_list",
+        "The Letta tools registered from an MCP server.",
+        tag="mcp-servers",
+        response=list[Tool],
+    )
     def get(self, request: Request, server_id: str) -> Response:
         return Response([tool_json(tool) for tool in selectors.server_tools(self.server(server_id))])
 
 
 class ServerToolDetailView(MCPServerAPIView):
+    @documented(
+        "mcp_servers_tools_retrieve", "One tool registered from an MCP server.", tag="mcp-servers", response=Tool
+    )
     def get(self, request: Request, server_id: str, tool_id: str) -> Response:
         return Response(tool_json(selectors.server_tool_get(self.server(server_id), tool_id)))
 
 
 class ServerToolRunView(MCPServerAPIView):
+    @documented(
+        "mcp_servers_tools_run",
+        "Run a tool of an MCP server outside any agent.",
+        tag="mcp-servers",
+        body=True,
+        response=ToolRunJSON,
+    )
     def post(self, request: Request, server_id: str, tool_id: str) -> Response:
         server = self.server(server_id)
         tool = selectors.server_tool_get(server, tool_id)
@@ -195,6 +267,9 @@ class ServerToolRunView(MCPServerAPIView):
 
 
 class ServerRefreshView(MCPServerAPIView):
+    @documented(
+        "mcp_servers_refresh", "Sync the registered tools with the server's.", tag="mcp-servers", response=SyncJSON
+    )
     def patch(self, request: Request, server_id: str) -> Response:
         server = self.server(server_id)
         variables = self.variables_for()
@@ -214,23 +289,82 @@ def _event(payload: dict[str, Any]) -> str:
     return f"data: {json.dumps(payload)}\n\n"
 
 
-def _connect_events(server: MCPServer) -> Iterator[str]:
+OAUTH_POLL_SECONDS = 0.5
+
+
+async def _connect_events(
+    server: MCPServer, *, oauth_for: MCPServer | None = None, user: User | None = None, redirect_uri: str = ""
+) -> AsyncIterator[str]:
+    """Letta's connect stream: list the tools; on a 401 from ``oauth_for``, its OAuth sequence, then the tools.
+
+    The stream waits up to ``MCP_OAUTH_WAIT_SECONDS`` for the person to authorize at the URL it sent.
+    """
     yield _event({"event": "connection_attempt", "server_name": server.server_name})
     try:
-        tools = services.live_tools(server=server)
-    except MCPConnectionFailed as exc:
-        yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
+        tools = await sync_to_async(services.live_tools)(server=server)
+    except MCPAuthorizationRequired as exc:
+        if oauth_for is None:
+            yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
+            return
+        async for event in _oauth_events(oauth_for, user=user, redirect_uri=redirect_uri):
+            yield event
         return
-    except MCPTimeout as exc:
+    except (MCPConnectionFailed, MCPTimeout) as exc:
         yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
         return
     yield _event({"event": "success", "tools": [mcp_tool_json(tool) for tool in tools]})
 
 
+async def _oauth_events(server: MCPServer, *, user: User | None, redirect_uri: str) -> AsyncIterator[str]:
+    yield _event({"event": "oauth_required", "message": "OAuth authentication required"})
+    try:
+        session, url = await sync_to_async(oauth.oauth_begin)(server=server, user=user, redirect_uri=redirect_uri)
+    except MCPConnectionFailed as exc:
+        yield _event({"event": "error", "message": f"Failed to trigger OAuth: {exc.detail}"})
+        return
+    yield _event({"event": "authorization_url", "url": url, "session_id": session.public_id})
+    yield _event({"event": "waiting_for_auth", "message": "Waiting for user authorization..."})
+    wait = float(settings.MCP_OAUTH_WAIT_SECONDS)
+    deadline = time.monotonic() + wait
+    while True:
+        status, error = await sync_to_async(selectors.oauth_session_status)(session.pk)
+        if status == OAuthStatus.AUTHORIZED:
+            break
+        if status == OAuthStatus.FAILED:
+            yield _event({"event": "error", "message": f"Failed to trigger OAuth: {error}"})
+            return
+        if time.monotonic() >= deadline:
+            yield _event(
+                {
+                    "event": "error",
+                    "message": f"Failed to trigger OAuth: the authorization was not completed within {wait:g} s. "
+                    "Open the authorization URL, approve, then connect again.",
+                }
+            )
+            return
+        await asyncio.sleep(OAUTH_POLL_SECONDS)
+    try:
+        tools = await sync_to_async(services.live_tools)(server=server)
+    except (MCPConnectionFailed, MCPTimeout) as exc:
+        yield _event({"event": "error", "message": f"Connection failed: {exc.detail}"})
+        return
+    yield _event({"event": "success", "tools": [mcp_tool_json(tool) for tool in tools]})
+
+
+def _api_redirect_uri(request: Request) -> str:
+    return request.build_absolute_uri(reverse("mcp_api:mcp-legacy-oauth-callback"))
+
+
 class ServerConnectView(MCPServerAPIView):
+    @documented(
+        "mcp_servers_connect", "Connect (SSE stream): the tools, or Letta's OAuth sequence on a 401.", tag="mcp-servers"
+    )
     def get(self, request: Request, server_id: str) -> StreamingHttpResponse:
         server = self.server(server_id)
-        return StreamingHttpResponse(list(_connect_events(server)), content_type="text/event-stream")
+        events = _connect_events(
+            server, oauth_for=server, user=self.acting_user, redirect_uri=_api_redirect_uri(request)
+        )
+        return StreamingHttpResponse(events, content_type="text/event-stream")
 
 
 # --- legacy: /v1/tools/mcp/servers ----------------------------------------------------------------
@@ -242,10 +376,23 @@ def _legacy_fields(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 class LegacyServerListView(MCPServerAPIView):
+    @documented(
+        "tools_mcp_servers_list",
+        "MCP server configs keyed by server name.",
+        tag="tools",
+        response=dict[str, LegacyConfigJSON],
+    )
     def get(self, request: Request) -> Response:
         servers = selectors.server_list(organization=self.organization)
         return Response({server.server_name: legacy_config_json(server) for server in servers})
 
+    @documented(
+        "tools_mcp_servers_add",
+        "Add an MCP server; every config.",
+        tag="tools",
+        body=True,
+        response=list[LegacyConfigJSON],
+    )
     def put(self, request: Request) -> Response:
         name, fields = _legacy_fields(_object(request.data, ["body"]))
         if fields["server_type"] == ServerType.STDIO:
@@ -259,6 +406,13 @@ class LegacyServerListView(MCPServerAPIView):
 
 
 class LegacyServerTestView(MCPServerAPIView):
+    @documented(
+        "tools_mcp_servers_test",
+        "List the tools of a config without adding it.",
+        tag="tools",
+        body=True,
+        response=LegacyTestJSON,
+    )
     def post(self, request: Request) -> Response:
         name, fields = _legacy_fields(_object(request.data, ["body"]))
         server = MCPServer(organization=self.organization, server_name=name, server_type=fields["server_type"])
@@ -269,15 +423,23 @@ class LegacyServerTestView(MCPServerAPIView):
 
 
 class LegacyServerConnectView(MCPServerAPIView):
+    @documented("tools_mcp_servers_connect", "Connect a config (SSE stream).", tag="tools", body=True, response=SSE)
     def post(self, request: Request) -> StreamingHttpResponse:
         name, fields = _legacy_fields(_object(request.data, ["body"]))
         server = MCPServer(organization=self.organization, server_name=name, server_type=fields["server_type"])
         server.server_url = fields.get("server_url") or ""
         server.set_auth(token=fields.get("token"), custom_headers=fields.get("custom_headers"))
-        return StreamingHttpResponse(list(_connect_events(server)), content_type="text/event-stream")
+        saved = selectors.server_by_url(organization=self.organization, url=server.server_url)
+        events = _connect_events(
+            server, oauth_for=saved, user=self.acting_user, redirect_uri=_api_redirect_uri(request)
+        )
+        return StreamingHttpResponse(events, content_type="text/event-stream")
 
 
 class LegacyServerDetailView(MCPServerAPIView):
+    @documented(
+        "tools_mcp_servers_modify", "Change an MCP server by name.", tag="tools", body=True, response=LegacyConfigJSON
+    )
     def patch(self, request: Request, server_name: str) -> Response:
         server = self.server_named(server_name)
         body = _object(request.data, ["body"])
@@ -291,6 +453,12 @@ class LegacyServerDetailView(MCPServerAPIView):
             changes["custom_headers"] = _headers(body, ["body"])
         return Response(legacy_config_json(services.server_update(server=server, **changes)))
 
+    @documented(
+        "tools_mcp_servers_delete",
+        "Delete an MCP server by name; the remaining configs.",
+        tag="tools",
+        response=list[LegacyConfigJSON],
+    )
     def delete(self, request: Request, server_name: str) -> Response:
         services.server_delete(server=self.server_named(server_name))
         servers = selectors.server_list(organization=self.organization)
@@ -300,11 +468,17 @@ class LegacyServerDetailView(MCPServerAPIView):
 class LegacyServerToolsView(MCPServerAPIView):
     """``GET …/{name}/tools`` lists live; ``POST …/{name}/tools`` registers a tool named ``tools``."""
 
+    @documented(
+        "tools_mcp_servers_tools_list", "The server's tools, listed live, with their schema health.", tag="tools"
+    )
     def get(self, request: Request, server_name: str) -> Response:
         server = self.server_named(server_name)
         tools = services.live_tools(server=server, variables=self.variables_for())
         return Response([mcp_tool_json(tool) for tool in tools])
 
+    @documented(
+        "tools_mcp_servers_tools_register_tools", "Register the server's tool named tools.", tag="tools", response=Tool
+    )
     def post(self, request: Request, server_name: str) -> Response:
         return _register(self, server_name, "tools")
 
@@ -318,17 +492,30 @@ def _register(view: MCPServerAPIView, server_name: str, tool_name: str) -> Respo
 
 
 class LegacyToolRegisterView(MCPServerAPIView):
+    @documented(
+        "tools_mcp_servers_tools_register", "Register one MCP tool as a Letta tool.", tag="tools", response=Tool
+    )
     def post(self, request: Request, server_name: str, tool_name: str) -> Response:
         return _register(self, server_name, tool_name)
 
 
 class LegacyServerResyncView(MCPServerAPIView):
+    @documented(
+        "tools_mcp_servers_resync", "Sync the registered tools with the server's.", tag="tools", response=SyncJSON
+    )
     def post(self, request: Request, server_name: str) -> Response:
         server = self.server_named(server_name)
         return Response(services.server_refresh(server=server, variables=self.variables_for()))
 
 
 class LegacyToolExecuteView(MCPServerAPIView):
+    @documented(
+        "tools_mcp_servers_tools_execute",
+        "Run a tool of an MCP server by name.",
+        tag="tools",
+        body=True,
+        response=LegacyRunJSON,
+    )
     def post(self, request: Request, server_name: str, tool_name: str) -> Response:
         server = self.server_named(server_name)
         body = _object(request.data or {}, ["body"])
@@ -338,18 +525,35 @@ class LegacyToolExecuteView(MCPServerAPIView):
 
 
 class LegacyOAuthCallbackView(MCPServerAPIView):
-    """Always 200, as Letta's: this server has no OAuth sessions to complete yet, so every state is unknown."""
+    """Always 200, as Letta's: the ``state`` names the pending session, which the code completes."""
 
     authentication_classes = ()
     permission_classes = (AllowAny,)
 
+    @documented(
+        "tools_mcp_oauth_callback", "Where the authorization server sends the person back (always 200).", tag="tools"
+    )
     def get(self, request: Request) -> JsonResponse:
-        if request.query_params.get("error"):
-            message = (
-                f"OAuth error: {request.query_params['error']} - {request.query_params.get('error_description', '')}"
-            )
-        elif not request.query_params.get("state"):
-            message = "Missing state parameter"
-        else:
-            message = "Invalid or expired state parameter"
-        return JsonResponse({"status": "error", "message": message})
+        params = request.query_params
+        session = oauth.pending_session(params.get("state", ""))
+        if not params.get("state"):
+            return _callback_error("Missing state parameter")
+        if session is None:
+            return _callback_error("Invalid or expired state parameter")
+        if params.get("error"):
+            message = f"OAuth error: {params['error']} - {params.get('error_description', '')}"
+            oauth.oauth_fail(session=session, error=message)
+            return _callback_error(message)
+        if not params.get("code"):
+            return _callback_error("Missing authorization code")
+        try:
+            services.server_oauth_connected(session=session, code=params["code"])
+        except (MCPConnectionFailed, MCPTimeout) as exc:
+            return _callback_error(f"Failed to complete authorization: {exc.detail}")
+        return JsonResponse(
+            {"status": "success", "message": "Authorization successful", "server_url": session.server.server_url}
+        )
+
+
+def _callback_error(message: str) -> JsonResponse:
+    return JsonResponse({"status": "error", "message": message})

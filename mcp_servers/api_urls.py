@@ -21,7 +21,7 @@ app_name = "mcp_api"
 def route(canonical: str, view: type[APIView], name: str) -> list[URLPattern]:
     """``canonical`` and the same path with/without the trailing slash (as ``agents.api.urls`` does)."""
     alternate = canonical.removesuffix("/") if canonical.endswith("/") else f"{canonical}/"
-    return [path(canonical, view.as_view(), name=name), path(alternate, view.as_view())]
+    return [path(canonical, view.as_view(), name=name), path(alternate, view.as_view(schema=None))]
 
 
 urlpatterns = [

@@ -16,6 +16,10 @@ class MCPAuthorizationRequired(MCPConnectionFailed):
     """The server answers 401: it wants an OAuth authorization this organization has not given it."""
 
 
+class MCPOAuthFailed(MCPConnectionFailed):
+    """The OAuth flow with the server's authorization server failed (discovery, registration, tokens)."""
+
+
 class MCPTimeout(ApplicationError):
     """The server did not answer within the configured timeout (Letta's ``TIMEOUT``, 408)."""
 
@@ -27,6 +31,10 @@ class MCPTimeout(ApplicationError):
 
 class MCPProtocolError(MCPConnectionFailed):
     """The server answered something that is not MCP, or an MCP error (Letta's ``McpError``: 502)."""
+
+
+class MCPElicitationUnsupported(MCPProtocolError):
+    """The server asked the person for input mid-call (elicitation), which this server does not answer yet."""
 
 
 class UnsafeMCPURL(InvalidArgument):

@@ -65,3 +65,50 @@ class MCPServer(AuthoredModel, PublicIdModel):
         if custom_headers:
             secrets["custom_headers"] = dict(custom_headers)
         self.secrets = secrets
+
+
+class OAuthStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for the person to authorize"
+    AUTHORIZED = "authorized", "Authorized"
+    FAILED = "failed", "Failed"
+
+
+class MCPOAuthSession(AuthoredModel, PublicIdModel):
+    """One OAuth 2.1 connection of a person (``created_by``) of an organization to one of its MCP servers.
+
+    Pending, it holds the PKCE verifier and the ``state`` the authorization server sends back;
+    authorized, the access and refresh tokens. Every secret (the verifier, the client secret,
+    the tokens) is in ``secrets``, encrypted at rest like the servers' own tokens.
+    """
+
+    id_prefix = "mcp-oauth"
+
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="mcp_oauth_sessions"
+    )
+    server = models.ForeignKey(MCPServer, on_delete=models.CASCADE, related_name="oauth_sessions")
+    status = models.CharField(max_length=20, choices=OAuthStatus.choices, default=OAuthStatus.PENDING)
+    state = models.CharField(max_length=100, unique=True)
+    redirect_uri = models.URLField(max_length=2000)
+    authorization_endpoint = models.URLField(max_length=2000)
+    token_endpoint = models.URLField(max_length=2000)
+    resource = models.URLField(max_length=2000, blank=True)
+    client_id = models.CharField(max_length=500)
+    scope = models.TextField(blank=True)
+    secrets = EncryptedJSONField(
+        default=dict, blank=True, editable=False, help_text="PKCE verifier, client secret, tokens (encrypted)."
+    )
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="When the access token expires.")
+    error = models.TextField(blank=True)
+
+    objects = OrgScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering: ClassVar = ["-updated_at"]
+        verbose_name = "MCP OAuth session"
+
+    def __str__(self) -> str:
+        return f"{self.server_id} ({self.status})"
+
+    def secret(self, name: str) -> str:
+        return str((self.secrets or {}).get(name) or "")

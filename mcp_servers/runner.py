@@ -11,7 +11,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from mcp_servers import client
+from mcp_servers import client, services
 from mcp_servers.errors import MCPConnectionFailed, MCPTimeout, UnsafeMCPURL
 from mcp_servers.models import MCPServer
 from mcp_servers.results import result_text
@@ -19,6 +19,14 @@ from tools.base import ToolContext, ToolError, ToolSpec
 from tools.models import Tool
 
 AGENT_ID_PREFIX = "agent"
+
+
+def _endpoint_for(spec: ToolSpec, context: ToolContext) -> client.Endpoint | None:
+    server = _server_for(spec, context)
+    if server is None:
+        return None
+    agent_id = f"{AGENT_ID_PREFIX}-{context.agent_id}"
+    return services.endpoint(server, variables=context.env_vars, agent_id=agent_id)
 
 
 def _server_for(spec: ToolSpec, context: ToolContext) -> MCPServer | None:
@@ -31,10 +39,9 @@ def _server_for(spec: ToolSpec, context: ToolContext) -> MCPServer | None:
 
 
 async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str:
-    server = await sync_to_async(_server_for)(spec, context)
-    if server is None:
+    endpoint = await sync_to_async(_endpoint_for)(spec, context)
+    if endpoint is None:
         raise ToolError(f"The MCP server of {spec.name} is not registered in this organization.")
-    endpoint = client.endpoint_for(server, variables=context.env_vars, agent_id=f"{AGENT_ID_PREFIX}-{context.agent_id}")
     try:
         result = await client.call_tool(endpoint, spec.name, arguments)
     except (MCPConnectionFailed, MCPTimeout, UnsafeMCPURL) as exc:

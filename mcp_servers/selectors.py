@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING
 
 from mcp_servers.errors import MCPServerNotFound
-from mcp_servers.models import MCPServer
+from mcp_servers.models import MCPOAuthSession, MCPServer, OAuthStatus
 from tools.models import Tool, ToolKind
 
 if TYPE_CHECKING:
@@ -47,3 +48,13 @@ def server_tool_get(server: MCPServer, tool_id: str) -> Tool:
     if tool is None:
         raise MCPServerNotFound(f"Tool {tool_id} not found on MCP server {server.server_name}")
     return tool
+
+
+def server_by_url(*, organization: Organization | None, url: str) -> MCPServer | None:
+    return MCPServer.objects.for_org(organization).filter(server_url=url).first()
+
+
+def oauth_session_status(session_id: uuid.UUID) -> tuple[str, str]:
+    """``(status, error)`` of an OAuth session, read fresh (the connect stream polls it)."""
+    row = MCPOAuthSession.objects.filter(pk=session_id).values_list("status", "error").first()
+    return (str(row[0]), str(row[1])) if row else (OAuthStatus.FAILED, "The OAuth session is gone.")

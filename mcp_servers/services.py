@@ -19,10 +19,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import Conflict, InvalidArgument
-from mcp_servers import client
+from mcp_servers import client, oauth
 from mcp_servers.egress import check_mcp_url
 from mcp_servers.errors import MCPConnectionFailed, MCPTimeout, StdioDisabled
-from mcp_servers.models import MCPServer, ServerType
+from mcp_servers.models import MCPOAuthSession, MCPServer, ServerType
 from mcp_servers.results import result_text
 from mcp_servers.schemas import (
     DESTRUCTIVE_REASON,
@@ -124,12 +124,22 @@ def server_delete(*, server: MCPServer) -> None:
         server.delete()
 
 
+def endpoint(
+    server: MCPServer, *, variables: Mapping[str, str] | None = None, agent_id: str = "", user: User | None = None
+) -> client.Endpoint:
+    """How to reach ``server``: its headers or token, else the organization's OAuth connection to it."""
+    bearer = ""
+    if not server._state.adding and not server.token and not server.custom_headers:
+        bearer = oauth.oauth_bearer(server=server, user=user)
+    return client.endpoint_for(server, variables=variables, agent_id=agent_id, oauth_token=bearer)
+
+
 def live_tools(*, server: MCPServer, variables: Mapping[str, str] | None = None) -> list[MCPTool]:
     """The tools the server offers now (a connection, within the timeouts); records how the check went."""
     if server._state.adding:
         return probe_tools(server=server)
     try:
-        tools = async_to_sync(client.list_tools)(client.endpoint_for(server, variables=variables))
+        tools = async_to_sync(client.list_tools)(endpoint(server, variables=variables))
     except (MCPConnectionFailed, MCPTimeout) as exc:
         _record_check(server, str(exc))
         raise
@@ -139,7 +149,7 @@ def live_tools(*, server: MCPServer, variables: Mapping[str, str] | None = None)
 
 def probe_tools(*, server: MCPServer) -> list[MCPTool]:
     """The tools of a server not saved yet (the legacy ``test`` and ``connect`` routes)."""
-    return async_to_sync(client.list_tools)(client.endpoint_for(server))
+    return async_to_sync(client.list_tools)(endpoint(server))
 
 
 def _record_check(server: MCPServer, error: str) -> None:
@@ -152,6 +162,12 @@ def server_refresh(*, server: MCPServer, variables: Mapping[str, str] | None = N
     """Sync the registered tools with the server's: ``{"deleted", "updated", "added"}`` (names)."""
     offered = [tool for tool in live_tools(server=server, variables=variables) if _registrable(tool)]
     return sync_tools(server=server, offered=offered)
+
+
+def server_oauth_connected(*, session: MCPOAuthSession, code: str) -> dict[str, list[str]]:
+    """Finish an OAuth connection (tokens stored) and sync the server's tools with the new access."""
+    oauth.oauth_complete(session=session, code=code)
+    return server_refresh(server=session.server)
 
 
 def _registrable(tool: MCPTool) -> bool:
@@ -227,5 +243,5 @@ def _write_tool(row: Tool, server: MCPServer, tool: MCPTool) -> Tool:
 
 def run_tool(*, server: MCPServer, tool_name: str, arguments: Mapping[str, Any]) -> tuple[bool, str]:
     """Call a tool of the server outside any agent (no variables: only template defaults resolve)."""
-    result = async_to_sync(client.call_tool)(client.endpoint_for(server), tool_name, dict(arguments))
+    result = async_to_sync(client.call_tool)(endpoint(server), tool_name, dict(arguments))
     return result_text(result)

@@ -7,18 +7,20 @@ server (or agent, or tool) is a 404.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.decorators import manager_required
 from accounts.pages import confirm_delete, or_404
 from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.errors import ApplicationError, NotFound
-from mcp_servers import selectors, services
+from mcp_servers import oauth, selectors, services
 from mcp_servers.forms import AttachToolForm, MCPServerForm
 
 if TYPE_CHECKING:
@@ -66,7 +68,7 @@ def server_list(request: OrganizationHttpRequest) -> HttpResponse:
     elif request.method == "POST":
         status = 400
     servers = [
-        (server, list(selectors.server_tools(server)))
+        (server, list(selectors.server_tools(server)), oauth.authorized_session(server=server, user=request.user))
         for server in selectors.server_list(organization=request.organization)
     ]
     context = {
@@ -125,3 +127,47 @@ def server_delete(request: OrganizationHttpRequest, server_id: str) -> HttpRespo
         done=f"Deleted {server.server_name} and its tools.",
         then="mcp_servers:list",
     )
+
+
+@manager_required
+@require_POST
+def server_connect(request: OrganizationHttpRequest, server_id: str) -> HttpResponse:
+    """Start OAuth: register with the server's authorization server and link the person to its page."""
+    server = _server(request, server_id)
+    redirect_uri = request.build_absolute_uri(reverse("mcp_servers:oauth_callback"))
+    try:
+        _session, url = oauth.oauth_begin(server=server, user=request.user, redirect_uri=redirect_uri)
+    except ApplicationError as exc:
+        messages.error(request, f"{server.server_name}: {_text(exc)}")
+        return redirect("mcp_servers:list")
+    # A page with a link, not a redirect: the form-action CSP forbids a form's redirect to another site.
+    context = {"server": server, "url": url, "host": urlsplit(url).netloc}
+    return render(request, "mcp_servers/connect.html", context)
+
+
+@manager_required
+@require_GET
+def oauth_callback(request: OrganizationHttpRequest) -> HttpResponse:
+    """Where the authorization server sends the person back: store the tokens, list the tools."""
+    session = oauth.pending_session(request.GET.get("state", ""))
+    if (
+        session is None
+        or session.organization_id != request.organization.pk
+        or session.created_by_id != request.user.pk
+    ):
+        messages.error(request, "This authorization is unknown or has expired. Connect the server again.")
+        return redirect("mcp_servers:list")
+    name = session.server.server_name
+    if request.GET.get("error"):
+        error = f"{request.GET['error']} - {request.GET.get('error_description', '')}".strip(" -")
+        oauth.oauth_fail(session=session, error=error)
+        messages.error(request, f"{name}: the authorization server answered {error}.")
+        return redirect("mcp_servers:list")
+    try:
+        changes = services.server_oauth_connected(session=session, code=request.GET.get("code", ""))
+    except ApplicationError as exc:
+        messages.error(request, f"{name}: {_text(exc)}")
+    else:
+        added = ", ".join(changes["added"]) or "none"
+        messages.success(request, f"Connected {name} with OAuth. New tools: {added}.")
+    return redirect("mcp_servers:list")

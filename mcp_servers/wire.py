@@ -6,7 +6,7 @@ characters, a header value likewise, except a ``{{VAR}}`` template, which holds 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -77,3 +77,41 @@ def legacy_config_json(server: MCPServer) -> LegacyConfigJSON:
         "auth_token": token,
         "custom_headers": headers,
     }
+
+
+class ToolRunJSON(TypedDict):
+    status: str
+    func_return: str
+    agent_state: dict[str, Any] | None
+    stdout: list[str] | None
+    stderr: list[str] | None
+    sandbox_config_fingerprint: str | None
+
+
+class SyncJSON(TypedDict):
+    deleted: list[str]
+    updated: list[str]
+    added: list[str]
+
+
+class LegacyRunJSON(TypedDict):
+    result: str
+    success: bool
+
+
+class LegacyTestJSON(TypedDict):
+    status: str
+    tools: list[dict[str, Any]]
+
+
+class OAuthCallbackJSON(TypedDict):
+    status: str
+    message: str
+    server_url: NotRequired[str]
+
+
+class MCPErrorJSON(TypedDict):
+    """An MCP route's error: ``detail`` is a message (``TIMEOUT: …`` on 408, the server's failure on 502),
+    a list of ``{"loc", "msg", "type"}`` on 422, or Letta's ``{"code", "message", …}`` object on some 404s."""
+
+    detail: Any

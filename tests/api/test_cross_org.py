@@ -26,7 +26,7 @@ from agents.models import Agent, AgentArchive, AgentBlock, Archive, Block, Conve
 from folders.attachments import folder_attach
 from folders.models import FileAgent, FileChunk, FileMetadata, Folder, FolderAgent
 from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
-from mcp_servers.models import MCPServer
+from mcp_servers.models import MCPOAuthSession, MCPServer
 from providers.models import Provider, ProviderModel
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
@@ -100,6 +100,7 @@ class Rows:
                 for row in MCPServer.objects.order_by("pk")
             ],
             "mcp_tools": list(Tool.objects.filter(kind="mcp").values_list("pk", "name", "updated_at")),
+            "mcp_oauth_sessions": list(MCPOAuthSession.objects.values_list("pk", "status", "updated_at")),
             "conversations": list(
                 Conversation.objects.order_by("pk").values_list("pk", "summary", "model", "deleted_at", "updated_at")
             ),

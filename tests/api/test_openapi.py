@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from agentfiles.urls import urlpatterns as agentfile_urlpatterns
 from agents.api.urls import urlpatterns
 from agents.wire.resources import AgentState
+from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ def test_it_serves_the_schema_publicly_with_every_letta_path() -> None:
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     documented = set(schema["paths"])
-    patterns = [*urlpatterns, *agentfile_urlpatterns]
+    patterns = [*urlpatterns, *agentfile_urlpatterns, *mcp_urlpatterns]
     routed = {
         f"/v1/{p.pattern}".replace("<str:", "{").replace(">", "}")
         for p in patterns
@@ -36,6 +37,7 @@ def test_it_serves_the_schema_publicly_with_every_letta_path() -> None:
     }
     assert routed - {"/v1/openapi.json", "/v1/docs/"} == documented
     assert "/v1/agents/{agent_id}/tools/approval/{tool_name}" in documented
+    assert {"/v1/mcp-servers/", "/v1/mcp-servers/connect/{server_id}", "/v1/tools/mcp/oauth/callback"} <= documented
     assert schema["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
 
 

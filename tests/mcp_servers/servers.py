@@ -1,6 +1,7 @@
 """Real MCP servers for the tests, run as their own processes: ``python servers.py KIND TRANSPORT PORT``.
 
-``KIND`` is ``tools`` (a read-only, a destructive and a structured tool), ``hang`` (a tool that
+``KIND`` is ``tools`` (a read-only, a destructive and a structured tool), ``stateful`` (a tool that
+says which session it runs on, and one that asks the person through elicitation), ``hang`` (a tool that
 never answers), ``disconnect`` (a tool whose server dies mid-call), ``invalid`` (a tool whose
 input schema is not a valid JSON schema) or ``oauth`` (every request answers 401 with an OAuth
 challenge). ``TRANSPORT`` is ``streamable_http`` (path ``/mcp``) or ``sse`` (path ``/sse``).
@@ -10,15 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import sys
+import time
+from typing import Annotated
 
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.types import ToolAnnotations
-from starlette.applications import Starlette
+from pydantic import AnyHttpUrl, BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 
 def tools_server() -> MCPServer:
@@ -43,6 +55,32 @@ def tools_server() -> MCPServer:
     def fail_always(reason: str) -> str:
         """Raise an error with the given reason."""
         raise ValueError(reason)
+
+    return server
+
+
+class Confirmation(BaseModel):
+    confirm: bool
+
+
+def ask_to_confirm(item: str) -> Elicit[Confirmation]:
+    return Elicit(f"Order {item}?", Confirmation)
+
+
+def stateful_server() -> MCPServer:
+    server = MCPServer("test-stateful")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def which_session(ctx: Context) -> str:
+        """Which client connection the call arrived on: its TCP port, the same while one client stays open
+        (streamable HTTP in the 2026 protocol makes a server session per request, so that cannot tell)."""
+        request = ctx.request_context.request
+        return f"session {getattr(getattr(request, 'client', None), 'port', None)}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def confirm_order(item: str, answer: Annotated[Confirmation, Resolve(ask_to_confirm)]) -> str:
+        """Ask the person (elicitation) to confirm an order before placing it."""
+        return f"Ordered {item}" if answer.confirm else f"Did not order {item}"
 
     return server
 
@@ -91,22 +129,153 @@ def invalid_server() -> MCPServer:
     return server
 
 
-def oauth_app() -> Starlette:
-    async def challenge(request: Request) -> JSONResponse:
-        header = f'Bearer resource_metadata="http://{request.url.netloc}/.well-known/oauth-protected-resource"'
-        return JSONResponse({"error": "invalid_token"}, status_code=401, headers={"WWW-Authenticate": header})
+class TestAuthorizationServer:
+    """A small OAuth 2.1 authorization server in memory: dynamic registration, a consent page, PKCE, refresh.
 
-    return Starlette(routes=[Route("/{path:path}", challenge, methods=["GET", "POST", "DELETE"])])
+    Access tokens live ``token_seconds``; every token issued is logged in ``issued`` (the tests
+    ask ``/stats`` how many refreshes happened).
+    """
+
+    def __init__(self, token_seconds: int) -> None:
+        self.token_seconds = token_seconds
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.pending: dict[str, tuple[str, AuthorizationParams]] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.stats = {"registrations": 0, "codes": 0, "refreshes": 0}
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id is not None
+        self.clients[client_info.client_id] = client_info
+        self.stats["registrations"] += 1
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        transaction = secrets.token_urlsafe(16)
+        self.pending[transaction] = (str(client.client_id), params)
+        return f"/consent?transaction={transaction}"
+
+    def approve(self, transaction: str) -> str:
+        client_id, params = self.pending.pop(transaction)
+        code = AuthorizationCode(
+            code=secrets.token_urlsafe(24),
+            scopes=params.scopes or [],
+            expires_at=time.time() + 300,
+            client_id=client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+        )
+        self.codes[code.code] = code
+        self.stats["codes"] += 1
+        return construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state)
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
+        code = self.codes.get(authorization_code)
+        return code if code is not None and code.client_id == client.client_id else None
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        del self.codes[authorization_code.code]
+        return self._issue(str(client.client_id), authorization_code.scopes)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        token = self.refresh.get(refresh_token)
+        return token if token is not None and token.client_id == client.client_id else None
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        del self.refresh[refresh_token.token]
+        self.stats["refreshes"] += 1
+        return self._issue(str(client.client_id), scopes or refresh_token.scopes)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        access = self.access.get(token)
+        if access is None or (access.expires_at is not None and access.expires_at < time.time()):
+            return None
+        return access
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+    def _issue(self, client_id: str, scopes: list[str]) -> OAuthToken:
+        access = AccessToken(
+            token=f"at-{secrets.token_urlsafe(16)}",
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(time.time()) + self.token_seconds,
+        )
+        refresh = RefreshToken(token=f"rt-{secrets.token_urlsafe(16)}", client_id=client_id, scopes=scopes)
+        self.access[access.token] = access
+        self.refresh[refresh.token] = refresh
+        return OAuthToken(
+            access_token=access.token,
+            expires_in=self.token_seconds,
+            scope=" ".join(scopes) or None,
+            refresh_token=refresh.token,
+        )
 
 
-SERVERS = {"tools": tools_server, "hang": hang_server, "disconnect": disconnect_server, "invalid": invalid_server}
+CONSENT_PAGE = """<!doctype html><html lang="en"><head><title>Authorize</title></head><body>
+<h1>Authorize the agent server</h1><p>It asks to use the tools of test-oauth.</p>
+<form method="post" action="/consent"><input type="hidden" name="transaction" value="{transaction}">
+<button type="submit">Approve</button></form></body></html>"""
+
+
+def oauth_server(port: int, token_seconds: int) -> MCPServer:
+    """The tools server behind OAuth: the ``mcp`` SDK's own resource server and authorization routes."""
+    base = f"http://127.0.0.1:{port}"
+    provider = TestAuthorizationServer(token_seconds)
+    server = MCPServer(
+        "test-oauth",
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(base),
+            resource_server_url=AnyHttpUrl(f"{base}/mcp"),
+            client_registration_options=ClientRegistrationOptions(enabled=True),
+        ),
+    )
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def private_notes(topic: str) -> str:
+        """Read the signed-in user's notes on a topic."""
+        return f"Private notes on {topic}"
+
+    @server.custom_route("/consent", methods=["GET", "POST"])
+    async def consent(request: Request) -> Response:
+        if request.method == "GET":
+            return HTMLResponse(CONSENT_PAGE.format(transaction=request.query_params["transaction"]))
+        form = await request.form()
+        return RedirectResponse(provider.approve(str(form["transaction"])), status_code=302)
+
+    @server.custom_route("/stats", methods=["GET"])
+    async def stats(request: Request) -> Response:
+        return JSONResponse(provider.stats)
+
+    return server
+
+
+OAUTH_TOKEN_SECONDS = {"oauth": 3600, "oauth-expiring": 2}
+SERVERS = {
+    "tools": tools_server,
+    "stateful": stateful_server,
+    "hang": hang_server,
+    "disconnect": disconnect_server,
+    "invalid": invalid_server,
+}
 
 
 def main(kind: str, transport: str, port: int) -> None:
-    if kind == "oauth":
-        uvicorn.run(oauth_app(), host="127.0.0.1", port=port, log_level="warning")
-        return
-    server = SERVERS[kind]()
+    server = oauth_server(port, OAUTH_TOKEN_SECONDS[kind]) if kind in OAUTH_TOKEN_SECONDS else SERVERS[kind]()
     app = server.sse_app() if transport == "sse" else server.streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 

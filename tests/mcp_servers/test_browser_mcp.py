@@ -87,3 +87,35 @@ def test_an_owner_adds_an_mcp_server_attaches_its_tools_and_the_agent_calls_them
     screenshots(page, "mcp-approval")
     card.get_by_role("button", name="Approve", exact=True).click()
     expect(page.locator("#chat")).to_contain_text("Deleted every record of users", timeout=30_000)
+
+
+def test_an_owner_connects_an_oauth_server_in_the_browser_and_the_agent_calls_its_tool(
+    page: Page, server: ChatServer, mcp_server: Callable[..., RunningServer]
+) -> None:
+    agent_id = server.new_agent("notes-agent", tools=())
+    page.goto("/mcp-servers/")
+    page.get_by_label("Name").fill("notes")
+    page.get_by_label("URL").fill(mcp_server("oauth").url)
+    page.get_by_role("button", name="Add and list its tools").click()
+    expect(page.get_by_role("status").filter(has_text="requires authorization (HTTP 401)").first).to_be_visible(
+        timeout=20_000
+    )
+
+    page.get_by_role("button", name="Connect with OAuth notes").click()
+    page.get_by_role("link", name=re.compile("^Continue to 127.0.0.1")).click()
+    expect(page.get_by_role("heading", name="Authorize the agent server")).to_be_visible(timeout=20_000)
+    page.get_by_role("button", name="Approve").click()
+
+    expect(page.get_by_role("status").filter(has_text="Connected notes with OAuth")).to_be_visible(timeout=20_000)
+    card = page.locator(".provider-card").filter(has=page.get_by_role("heading", name=re.compile("^notes ")))
+    expect(card).to_contain_text("connected with OAuth", timeout=20_000)
+    row = page.get_by_role("table", name="Tools of notes").get_by_role("row").filter(has_text="private_notes")
+    screenshots(page, "mcp-oauth-connected")
+    row.get_by_role("combobox").select_option(label="notes-agent")
+    row.get_by_role("button", name=re.compile("^Attach")).click()
+    expect(page.get_by_role("status").filter(has_text="Attached")).to_be_visible(timeout=20_000)
+
+    page.goto(f"/agents/{agent_id}/")
+    expect(page.locator("#connection")).to_have_text("Live")
+    send(page, "call private_notes with topic=launch")
+    expect(page.locator("#chat")).to_contain_text("Private notes on launch", timeout=30_000)

@@ -190,3 +190,17 @@ def test_cancelling_the_call_ends_it_at_once(mcp_server: Callable[..., RunningSe
         return time.monotonic() - started
 
     assert asyncio.run(cancel_after_a_moment()) < 1.0
+
+
+def test_a_server_asking_for_input_mid_call_is_a_tool_error_that_names_the_request(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
+) -> None:
+    agent = agent_with(cast.org_a, "stateful", mcp_server("stateful").url)
+
+    body = send(alice_api, agent, "call confirm_order with item=pizza")
+
+    [result] = of_type(body, "tool_return_message")
+    assert result["status"] == "error"
+    assert 'asked for input while calling confirm_order (elicitation: "Order pizza?")' in result["tool_return"]
+    assert "not supported here yet" in result["tool_return"]
+    assert Run.objects.get(agent=agent).status == "completed"

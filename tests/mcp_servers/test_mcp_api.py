@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 
 from mcp_servers.models import MCPServer
+from tests.mcp_servers.streams import stream_text
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -216,8 +217,7 @@ def test_the_connect_stream_reports_the_attempt_and_the_tools(
 
     response = alice_api.get(f"/v1/mcp-servers/connect/{server_id}")
 
-    events = b"".join(response.streaming_content).decode().split("\n\n")
-    assert response["Content-Type"] == "text/event-stream"
+    events = stream_text(response).split("\n\n")
     assert events[0] == 'data: {"event": "connection_attempt", "server_name": "calc"}'
     assert events[1].startswith('data: {"event": "success", "tools": [')
 
