@@ -14,13 +14,13 @@ class UnsupportedFileType(ApplicationError):
         super().__init__(f"Unsupported file type: {mime} (filename: {file_name}). Supported types: {SUPPORTED}")
 
 
-class SpreadsheetNotSupported(ApplicationError):
+class LegacySpreadsheetNotSupported(ApplicationError):
     status_code = 415
 
     def __init__(self, file_name: str) -> None:
         super().__init__(
-            f"XLSX is not supported yet (filename: {file_name}): export the sheet as CSV and upload that. "
-            f"Supported types: {SUPPORTED}"
+            f"XLS (Excel 97-2003) is not supported (filename: {file_name}): save the workbook as XLSX or CSV "
+            f"and upload that. Supported types: {SUPPORTED}"
         )
 
 

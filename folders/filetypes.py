@@ -16,6 +16,8 @@ DOCUMENT_TYPES = {
     ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     ".html": "text/html",
     ".htm": "text/html",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".xlsm": "application/vnd.ms-excel.sheet.macroEnabled.12",
 }
 TEXT_TYPES = {
     ".txt": "text/plain",
@@ -78,13 +80,13 @@ def extension_of(file_name: str) -> str:
     return posixpath.splitext(base)[1]
 
 
-# Spreadsheets are refused with a reason of their own: markitdown reads them only with its ``xlsx``
-# extra, which brings pandas (about 60 MB installed, imported in the worker) for one format.
-SPREADSHEET_EXTENSIONS = frozenset({".xlsx", ".xlsm", ".xls"})
+# The old binary workbook is refused with a reason of its own: openpyxl reads only the XML ones
+# (.xlsx, .xlsm), and a reader of the 97-2003 format is not worth its weight for one format.
+LEGACY_SPREADSHEET_EXTENSIONS = frozenset({".xls"})
 
 
-def is_spreadsheet(file_name: str) -> bool:
-    return extension_of(file_name) in SPREADSHEET_EXTENSIONS
+def is_legacy_spreadsheet(file_name: str) -> bool:
+    return extension_of(file_name) in LEGACY_SPREADSHEET_EXTENSIONS
 
 
 def file_type_of(file_name: str, content_type: str | None) -> str | None:

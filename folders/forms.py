@@ -17,5 +17,5 @@ class FolderForm(forms.Form):
 
 class UploadForm(forms.Form):
     file = forms.FileField(
-        help_text="PDF, DOCX, PPTX, HTML, Markdown, text, CSV, JSON or code (not XLSX yet: export it as CSV)."
+        help_text="PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, CSV, JSON or code (not the old .xls: save it as XLSX).",
     )

@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 from agents.llm.agent_settings import validate_embedding_handle
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE
 from core.errors import Conflict, InvalidArgument
-from folders.errors import FileTooLarge, SpreadsheetNotSupported, UnsupportedFileType
-from folders.filetypes import file_type_of, is_spreadsheet
+from folders.errors import FileTooLarge, LegacySpreadsheetNotSupported, UnsupportedFileType
+from folders.filetypes import file_type_of, is_legacy_spreadsheet
 from folders.models import FileMetadata, Folder, ProcessingStatus
 from folders.selectors import organization_bytes
 from folders.tasks import dispatch
@@ -154,8 +154,8 @@ def file_upload(
         raise InvalidArgument(f"duplicate_handling must be one of {', '.join(DUPLICATE_MODES)}")
     original = name or sanitized_name(upload.name or "")
     file_type = file_type_of(original, upload.content_type)
-    if is_spreadsheet(original):
-        raise SpreadsheetNotSupported(original)
+    if is_legacy_spreadsheet(original):
+        raise LegacySpreadsheetNotSupported(original)
     if file_type is None:
         raise UnsupportedFileType(upload.content_type or "application/octet-stream", original)
     _check_size(folder.organization, int(upload.size or 0), original)

@@ -59,9 +59,14 @@ def test_a_folder_is_created_with_letta_shape_and_its_name_is_unique(alice_api: 
         ("guide.pdf", "application/pdf", "pelican database listens on port 5433"),
         ("handbook.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "Lisbon"),
         ("notes.md", "text/x-markdown", "The codename is Marmalade."),
+        (
+            "budget.xlsx",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "| Harbour crane | 1200 |",
+        ),
     ],
 )
-def test_a_pdf_a_docx_and_a_markdown_file_reach_completed_with_their_text_and_chunks(
+def test_a_pdf_a_docx_a_markdown_file_and_a_workbook_reach_completed_with_their_text_and_chunks(
     alice_api: APIClient, folder: dict, name: str, file_type: str, words: str
 ) -> None:
     response = upload(alice_api, folder["id"], name)
@@ -187,25 +192,41 @@ def test_an_unsupported_type_is_refused_with_415_and_nothing_changes(alice_api: 
     assert (state(), files_in_storage()) == (before, stored)
 
 
-@pytest.mark.parametrize(
-    ("name", "content_type"),
-    [
-        ("budget.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
-        ("budget.xlsx", "application/octet-stream"),
-        ("old-budget.xls", "application/vnd.ms-excel"),
-    ],
-)
-def test_a_spreadsheet_is_refused_with_415_saying_xlsx_is_not_supported_yet(
-    alice_api: APIClient, folder: dict, name: str, content_type: str
+def test_a_workbook_puts_each_sheet_in_the_text_as_a_table(alice_api: APIClient, folder: dict) -> None:
+    uploaded = upload(alice_api, folder["id"], "budget.xlsx").json()
+
+    detail = alice_api.get(f"/v1/folders/{folder['id']}/files/{uploaded['id']}?include_content=true").json()
+    assert detail["processing_status"] == "completed"
+    assert (
+        "## Q1\n\n| Item | Cost |\n| --- | --- |\n| Harbour crane | 1200 |\n| Ferry fuel | 340.5 |" in detail["content"]
+    )
+    assert "## Notes\n\n| The ferry leaves at seven. |" in detail["content"]
+
+
+@pytest.mark.parametrize("content_type", ["application/vnd.ms-excel", "application/octet-stream"])
+def test_an_old_xls_workbook_is_refused_with_415_saying_to_save_it_as_xlsx(
+    alice_api: APIClient, folder: dict, content_type: str
 ) -> None:
     before, stored = state(), files_in_storage()
 
-    response = upload(alice_api, folder["id"], name, b"PK\x03\x04 not really a workbook", content_type=content_type)
+    response = upload(
+        alice_api, folder["id"], "old-budget.xls", b"\xd0\xcf\x11\xe0 not really", content_type=content_type
+    )
 
     assert response.status_code == 415
     detail = response.json()["detail"]
-    assert detail.startswith(f"XLSX is not supported yet (filename: {name}): export the sheet as CSV")
+    assert detail.startswith(
+        "XLS (Excel 97-2003) is not supported (filename: old-budget.xls): save the workbook as XLSX"
+    )
     assert (state(), files_in_storage()) == (before, stored)
+
+
+def test_a_corrupt_workbook_ends_in_error_with_the_reason(alice_api: APIClient, folder: dict) -> None:
+    uploaded = upload(alice_api, folder["id"], "broken.xlsx", b"PK\x03\x04 not really a workbook").json()
+
+    detail = alice_api.get(f"/v1/folders/{folder['id']}/files/{uploaded['id']}").json()
+    assert detail["processing_status"] == "error"
+    assert detail["error_message"]
 
 
 def test_duplicates_follow_letta_modes(alice_api: APIClient, folder: dict) -> None:
