@@ -41,7 +41,7 @@ def main() -> None:
     from agents.engine.inputs import UserInput
     from agents.llm.base import Completed, TextDelta, Usage
     from agents.models import Agent, Message, Run
-    from agents.runs.turns import open_turn
+    from agents.runs.turns import TurnSetup, open_turn
 
     class InstantModel:
         provider = "instant"
@@ -71,7 +71,7 @@ def main() -> None:
             run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
             queries_before = counter.count
             began = time.perf_counter()
-            turn = await open_turn(agent=agent, run=run, turn_input=[UserInput("hello")], llm=model)
+            turn = await open_turn(TurnSetup(run=run, turn_input=[UserInput("hello")], llm=model))
             async for _ in turn.events():
                 pass
             elapsed = time.perf_counter() - began

@@ -40,7 +40,7 @@ def main() -> None:
     from agents.llm.tokens import request_tokens
     from agents.memory.compaction import store_compaction
     from agents.models import Agent, Run
-    from agents.runs.turns import open_turn
+    from agents.runs.turns import TurnSetup, open_turn
 
     class InstantModel:
         provider = "instant"
@@ -84,7 +84,7 @@ def main() -> None:
             summaries, queries = model.summaries, counter.count
             began = time.perf_counter()
             turn = await open_turn(
-                agent=agent, run=run, turn_input=[UserInput("tell me more " + "lorem " * 40)], llm=model
+                TurnSetup(run=run, turn_input=[UserInput("tell me more " + "lorem " * 40)], llm=model)
             )
             async for _ in turn.events():
                 pass
