@@ -32,6 +32,7 @@ FIXTURE_NEEDS: dict[str, frozenset[str]] = {
 # Functions and methods whose call starts what the marker names.
 CALL_NEEDS: dict[str, frozenset[str]] = {
     "start_live_server": frozenset({"live_server"}),
+    "start_inprocess_server": frozenset({"live_server"}),
     "start_chat_server": frozenset({"live_server"}),
     "process_stack": LIVE_AND_WORKER,
     "start_worker": LIVE_AND_WORKER,

@@ -49,12 +49,12 @@ def test_a_folder_attached_in_the_agent_form_shows_its_open_files_in_the_memory_
     page: Page, chat_server: ChatServer
 ) -> None:
     agent_id = chat_server.new_agent("Plant helper")
-    _folder_with_notes(chat_server, "Plant manuals")
+    _folder_with_notes(chat_server, "Pump manuals")
     page.set_viewport_size(WIDE)
     page.goto(f"/agents/{agent_id}/edit/")
 
     folders = page.get_by_role("group", name="Folders")
-    folders.get_by_label("Plant manuals").check()
+    folders.get_by_label("Pump manuals").check()
     assert serious_accessibility_violations(page) == []
     folders.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "agent-form-folders-1280x800.png"))
@@ -68,7 +68,7 @@ def test_a_folder_attached_in_the_agent_form_shows_its_open_files_in_the_memory_
     page.reload()  # without the "Saved" toast (base.html's toast list has a role that axe flags as a bad list)
     files = page.locator("#memory-files .memory-file")
     expect(files).to_have_count(1)
-    expect(files.first).to_contain_text("Plant manuals/notes.md")
+    expect(files.first).to_contain_text("Pump manuals/notes.md")
     expect(files.first).to_contain_text("open")
     expect(files.first.locator(".memory-file-range")).to_have_text("All 5 lines")
     assert serious_accessibility_violations(page) == []
