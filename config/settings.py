@@ -273,6 +273,8 @@ FOLDERS_MAX_FILE_BYTES = env.int("FOLDERS_MAX_FILE_BYTES", default=50 * 1024 * 1
 FOLDERS_MAX_ORGANIZATION_BYTES = env.int("FOLDERS_MAX_ORGANIZATION_BYTES", default=2 * 1024 * 1024 * 1024)
 FOLDERS_PARSE_SECONDS = env.float("FOLDERS_PARSE_SECONDS", default=300)
 FOLDERS_PARSE_MEMORY_BYTES = env.int("FOLDERS_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024)
+# A file's chunks are embedded this many to a provider request (OpenAI takes up to 2,048 inputs).
+FOLDERS_EMBEDDING_BATCH_SIZE = env.int("FOLDERS_EMBEDDING_BATCH_SIZE", default=64)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
     "expire-pending-approvals": {
