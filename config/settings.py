@@ -397,7 +397,7 @@ REST_FRAMEWORK = {
         "accounts.authentication.SessionUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
-        "api_key": env.str("API_RATE_LIMIT", default="600/minute"),
+        "api_key": env.str("API_RATE_LIMIT", default="6000/minute"),
         "session_user": env.str("API_SESSION_RATE_LIMIT", default="600/minute"),
     },
     "UNAUTHENTICATED_USER": None,
