@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from django.urls import reverse
 
-from mcp_servers import services
+from tests.mcp_servers.conftest import add_server
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -24,13 +24,7 @@ pytestmark = pytest.mark.django_db
 def test_testing_a_server_registers_the_tools_it_lost_and_names_them(
     client: Client, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
-    server = services.server_create(
-        organization=cast.org_a,
-        user=None,
-        server_name="weather",
-        server_type="streamable_http",
-        server_url=mcp_server("tools").url,
-    )
+    server = add_server(cast.org_a, mcp_server("tools").url, "weather")
     Tool.objects.for_org(cast.org_a).filter(name="add_numbers").delete()
     client.force_login(cast.alice)
 
@@ -40,13 +34,7 @@ def test_testing_a_server_registers_the_tools_it_lost_and_names_them(
 
 
 def test_testing_a_server_that_does_not_answer_says_why(client: Client, cast: Cast) -> None:
-    server = services.server_create(
-        organization=cast.org_a,
-        user=None,
-        server_name="gone",
-        server_type="streamable_http",
-        server_url="http://127.0.0.1:9/mcp",
-    )
+    server = add_server(cast.org_a, "http://127.0.0.1:9/mcp", "gone")
     client.force_login(cast.alice)
 
     page = client.post(reverse("mcp_servers:check", kwargs={"server_id": server.public_id}), follow=True)
