@@ -106,13 +106,7 @@ class DefaultToolRunner:
         except TimeoutError:
             return _failed(spec, started, f"{spec.name} did not finish within {seconds:g} s.")
         except Exception as exc:
-            logger.exception("Built-in tool %s failed", spec.name)
-            return _failed(
-                spec,
-                started,
-                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
-                "the details are in the server log.",
-            )
+            return _internal_error(spec, started, exc, kind="Built-in")
         if isinstance(value, Staged):
             return dataclasses.replace(_succeeded(spec, started, value.value), write=value.write)
         return _succeeded(spec, started, value)
@@ -157,13 +151,7 @@ class DefaultToolRunner:
         except ToolError as exc:
             return _failed(spec, started, str(exc))
         except Exception as exc:
-            logger.exception("MCP tool %s failed", spec.name)
-            return _failed(
-                spec,
-                started,
-                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
-                "the details are in the server log.",
-            )
+            return _internal_error(spec, started, exc, kind="MCP")
         return _succeeded(spec, started, value)
 
     def _limits(self) -> SandboxLimits:
@@ -230,6 +218,17 @@ def package_response(*, ok: bool, message: str, limit: int, now: datetime | None
 
 def _succeeded(spec: ToolSpec, started: float, value: Any, *, stdout: str = "", stderr: str = "") -> ToolOutcome:
     return _outcome("success", spec, started, _clean(return_text(value)), stdout=stdout, stderr=stderr)
+
+
+def _internal_error(spec: ToolSpec, started: float, exc: Exception, *, kind: str) -> ToolOutcome:
+    """A tool's unexpected exception: logged with its traceback, and named (no details) to the model."""
+    logger.exception("%s tool %s failed", kind, spec.name)
+    return _failed(
+        spec,
+        started,
+        f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
+        "the details are in the server log.",
+    )
 
 
 def _failed(spec: ToolSpec, started: float, message: str, *, stdout: str = "", stderr: str = "") -> ToolOutcome:
