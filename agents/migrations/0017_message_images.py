@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0016_step_feedback'),
+        ("agents", "0016_step_feedback"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='message',
-            name='images',
+            model_name="message",
+            name="images",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

@@ -16,9 +16,9 @@ from mcp.types import AudioContent, CallToolResult, ImageContent, TextContent
 
 from agents import services
 from agents.models import Agent, Message
-from mcp_servers import services as mcp_services
 from mcp_servers.results import result_content, result_text
 from tests.fake_llm.script import Reply
+from tests.mcp_servers.conftest import add_server
 from tests.mcp_servers.servers import SVG_DRAWING, TINY_PNG
 from tools.models import Tool
 
@@ -48,10 +48,8 @@ def models(settings: Any, fake_llm: Any) -> Any:
     return fake_llm
 
 
-def image_agent(organization: Organization, url: str, model: str) -> Agent:
-    added = mcp_services.server_create(
-        organization=organization, user=None, server_name="images", server_type="streamable_http", server_url=url
-    )
+def image_agent(organization: Organization, url: str, model: str, transport: str = "streamable_http") -> Agent:
+    added = add_server(organization, url, name="images", server_type=transport)
     tool_ids = [tool.public_id for tool in Tool.objects.filter(metadata__mcp__server_id=added.public_id)]
     return services.agent_create(organization=organization, name="painter", model=model, tool_ids=tool_ids)
 
@@ -87,10 +85,12 @@ def tool_row(agent: Agent) -> Message:
 # --- through an agent -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("transport", ["streamable_http", "sse"])
 def test_an_anthropic_model_gets_the_mcp_image_inside_the_tool_result(
-    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], models: Any
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], models: Any, transport: str
 ) -> None:
-    agent = image_agent(cast.org_a, mcp_server("images").url, "anthropic/claude-sonnet-4-5-20250929")
+    url = mcp_server("images", transport).url
+    agent = image_agent(cast.org_a, url, "anthropic/claude-sonnet-4-5-20250929", transport)
 
     body = call_then_answer(alice_api, models, agent, "render_chart", title="sales")
 
