@@ -15,6 +15,7 @@ import pytest
 from mcp.types import AudioContent, CallToolResult, ImageContent, TextContent
 
 from agents import services
+from agents.conversations.services import conversation_fork
 from agents.models import Agent, Message
 from mcp_servers.results import result_content, result_text
 from tests.fake_llm.script import Reply
@@ -122,6 +123,19 @@ def test_the_image_is_stored_with_the_tool_row_and_sent_again_on_the_next_turn(
     assert image["source"]["data"] == TINY_PNG_B64
     listed = alice_api.get(f"/v1/agents/{agent.public_id}/messages").json()
     assert TINY_PNG_B64 not in str(listed), "the wire never shows the image data"
+
+
+def test_a_forked_conversation_keeps_the_images_of_the_rows_it_copies(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], models: Any
+) -> None:
+    agent = image_agent(cast.org_a, mcp_server("images").url, "anthropic/claude-sonnet-4-5-20250929")
+    call_then_answer(alice_api, models, agent, "render_chart", title="sales")
+    original = tool_row(agent)
+
+    fork = conversation_fork(agent=agent, source=None, user=None, rows=[original])
+
+    [copy] = Message.objects.filter(conversation=fork, role="tool")
+    assert copy.images == original.images != []
 
 
 def test_an_openai_model_gets_the_image_in_a_user_message_after_the_tool_message(
