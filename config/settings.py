@@ -258,6 +258,10 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=60)
 MCP_ALLOWED_PRIVATE_HOSTS = env.list("MCP_ALLOWED_PRIVATE_HOSTS", default=[])
 MCP_ENABLE_STDIO = env.bool("MCP_ENABLE_STDIO", default=False)
 MCP_MAX_RESULT_CHARS = env.int("MCP_MAX_RESULT_CHARS", default=100_000)
+# Images in MCP results reach models that take images: each up to this size (decoded; Anthropic refuses
+# an image over 5 MB of base64), and this many per result. Others stay a text description saying why.
+MCP_MAX_IMAGE_BYTES = env.int("MCP_MAX_IMAGE_BYTES", default=3_000_000)
+MCP_MAX_IMAGES = env.int("MCP_MAX_IMAGES", default=4)
 MCP_REUSE_SESSIONS = env.bool("MCP_REUSE_SESSIONS", default=True)  # keep a session open per server
 MCP_SESSION_IDLE_SECONDS = env.float("MCP_SESSION_IDLE_SECONDS", default=300)
 MCP_SESSION_POOL_SIZE = env.int("MCP_SESSION_POOL_SIZE", default=100)

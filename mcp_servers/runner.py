@@ -2,7 +2,8 @@
 
 The server is found as Letta finds it: by the tool's ``mcp:<server name>`` tag, within the
 call's organization only. The agent's tool variables resolve the server's ``{{VAR}}``
-headers, and the call carries ``X-Agent-Id``. Every failure is a ``ToolError`` the model reads.
+headers, and the call carries ``X-Agent-Id``. Every failure is a ``ToolError`` the model reads. A result
+with images comes back as ``ReturnWithImages`` (the text describes each image, kept or not).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from asgiref.sync import sync_to_async
 from mcp_servers import client, services
 from mcp_servers.errors import MCPConnectionFailed, MCPTimeout, UnsafeMCPURL
 from mcp_servers.models import MCPServer
-from mcp_servers.results import result_text
-from tools.base import ToolContext, ToolError, ToolSpec
+from mcp_servers.results import result_content
+from tools.base import ReturnWithImages, ToolContext, ToolError, ToolSpec
 from tools.models import Tool
 
 AGENT_ID_PREFIX = "agent"
@@ -38,7 +39,7 @@ def _server_for(spec: ToolSpec, context: ToolContext) -> MCPServer | None:
     return MCPServer.objects.for_org(context.organization_id).filter(server_name__in=names).first()
 
 
-async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str:
+async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str | ReturnWithImages:
     endpoint = await sync_to_async(_endpoint_for)(spec, context)
     if endpoint is None:
         raise ToolError(f"The MCP server of {spec.name} is not registered in this organization.")
@@ -46,7 +47,7 @@ async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: Tool
         result = await client.call_tool(endpoint, spec.name, arguments)
     except (MCPConnectionFailed, MCPTimeout, UnsafeMCPURL) as exc:
         raise ToolError(str(exc.detail)) from exc
-    ok, text = result_text(result)
-    if not ok:
-        raise ToolError(text)
-    return text
+    content = result_content(result)
+    if not content.ok:
+        raise ToolError(content.text)
+    return ReturnWithImages(content.text, content.images) if content.images else content.text

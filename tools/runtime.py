@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from tools.base import MCPCaller, Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
+from tools.base import MCPCaller, ReturnWithImages, Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
 from tools.builtins import BuiltinRegistry, default_registry
 from tools.models import ApprovalPolicy
 from tools.sandbox.base import SandboxBackend, SandboxLimits
@@ -152,6 +152,8 @@ class DefaultToolRunner:
             return _failed(spec, started, str(exc))
         except Exception as exc:
             return _internal_error(spec, started, exc, kind="MCP")
+        if isinstance(value, ReturnWithImages):
+            return dataclasses.replace(_succeeded(spec, started, value.text), images=value.images)
         return _succeeded(spec, started, value)
 
     def _limits(self) -> SandboxLimits:
