@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +33,11 @@ from agents.engine.inputs import ApprovalInput, TurnInput, UserInput
 from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_notice
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason, stop_reason_for
-from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, RunEnd, RunStopped, StepRecord
 from agents.engine.usage import UsageTally
 from agents.engine.window import ContextWindow
 from agents.errors import AgentBusy
-from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest
+from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest, Usage
 from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ class Turn:
         self._replay_rows: list[MessageSnapshot] = []
         self._last_cancel_check = 0.0
         self._interruption: tuple[StopReason, str] | None = None
+        self._recorded_end: StopReason | None = None  # the run's end, stored with the turn's last rows
         self.window = ContextWindow(
             store=collab.store, llm=collab.llm, settings=collab.settings, rows=self.rows, add_usage=self.tally.add
         )
@@ -197,6 +198,8 @@ class Turn:
         else:
             stop_reason = self._stop_reason
         finally:
+            if self._recorded_end is not None:  # recorded already: that is the verdict, whatever came after
+                stop_reason, error = self._recorded_end, None
             pending = (
                 approval_rules.pending_approval(self.rows) if stop_reason == StopReason.REQUIRES_APPROVAL else None
             )
@@ -252,8 +255,8 @@ class Turn:
     def _sender(self) -> dict[str, Any]:
         return {"metadata": {"sender": self.collab.sender}} if self.collab.sender else {}
 
-    async def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
-        rows = await self.store.append(drafts)
+    async def _append(self, drafts: list[MessageDraft], *, unless_stopped: bool = False) -> list[MessageSnapshot]:
+        rows = await self.store.append(drafts, unless_stopped=unless_stopped)
         self.rows.extend(rows)
         return rows
 
@@ -289,20 +292,29 @@ class Turn:
     # --- the step loop ---------------------------------------------------------------
 
     async def _steps_loop(self, opening: list[MessageDraft]) -> AsyncIterator[EngineEvent]:
-        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start."""
+        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start.
+
+        A step's start checks for a cancel as it writes (``start_step``), and so does the model's
+        answer when it was not streamed (``unless_stopped``): asked to stop while the model answered,
+        the answer is not kept as if the turn went on. A step that ends the turn stores its answer
+        with the run's end (``end_with``)."""
         max_steps = max(1, self.collab.settings.max_steps)
         truncations = 0
         while True:
-            if await self._cancel_requested(force=True):
+            if self._steps < max_steps:
+                started = await self.store.start_step(
+                    number=self._steps + 1, model=self.collab.settings.handle, drafts=opening
+                )
+            elif not await self._cancel_requested(force=True):
+                raise _Finish(StopReason.MAX_STEPS)
+            else:
+                started = None
+            if started is None:
                 for row in await self._append(opening) if opening else []:
                     yield self._message(row)  # asked to stop before the first step: the input is kept all the same
                 raise _Finish(StopReason.CANCELLED)
-            if self._steps >= max_steps:
-                raise _Finish(StopReason.MAX_STEPS)
             self._steps += 1
-            step_id, rows = await self.store.start_step(
-                number=self._steps, model=self.collab.settings.handle, drafts=opening
-            )
+            step_id, rows = started
             opening = []
             self.rows.extend(rows)
             for row in rows:
@@ -312,9 +324,6 @@ class Turn:
             try:
                 async for event in self._call_model(outcome, step_id):
                     yield event
-                if not self.stream_tokens and await self._cancel_requested(force=True):
-                    # Asked to stop while the model answered: the answer is not kept as if the turn went on.
-                    raise _Finish(StopReason.CANCELLED)
             except _Finish as finish:
                 await self.store.finish_step(
                     step_id,
@@ -328,6 +337,7 @@ class Turn:
                 )
                 raise
             llm_ms = _ms_since(llm_started)
+            before = self.tally.total
             self.tally.add(outcome.usage)
 
             truncated = outcome.finish_reason == "length"
@@ -336,29 +346,45 @@ class Turn:
                 outcome.tool_calls.clear()
             required = tuple(self._uncalled_required()) if not outcome.tool_calls and not truncated else ()
             notice = step_notice(truncated=truncated, uncalled_required=required)
-            assistant = await self._persist_assistant(outcome, step_id, notice)
+            draft = outcome.draft(step_id, specs=self.specs, notice=notice, streamed=self.stream_tokens)
+            facts = StepFacts(
+                truncated=truncated,
+                truncations=truncations,
+                has_tool_calls=bool(draft.tool_calls),
+                awaits_approval=any(c.get("requires_approval") for c in draft.tool_calls),
+                terminal_tool_ran=False,
+                uncalled_required=required,
+                steps=self._steps,
+                max_steps=max_steps,
+            )
+            last = None if draft.tool_calls else decide_after_step(facts)
+            try:
+                if last is not None:
+                    assistant = await self._end_with(draft, step_id, last, outcome.usage, llm_ms)
+                else:
+                    [assistant] = await self._append([draft], unless_stopped=not self.stream_tokens)
+            except RunStopped:
+                self.tally.total = before
+                await self.store.finish_step(
+                    step_id,
+                    StepRecord(
+                        status="cancelled", usage=outcome.usage, llm_ms=llm_ms, stop_reason=StopReason.CANCELLED
+                    ),
+                )
+                raise _Finish(StopReason.CANCELLED) from None
             yield self._message(assistant, streamed=self.stream_tokens)
+            if last is not None:
+                self._stop_reason = last
+                return
 
-            awaits_approval = any(c.get("requires_approval") for c in assistant.tool_calls)
             terminal_ran, tool_ms = False, None
-            if assistant.tool_calls and not awaits_approval:
+            if assistant.tool_calls and not facts.awaits_approval:
                 tool_started = time.monotonic()
                 tool_row = await self._run_batch(assistant, {})
                 tool_ms = _ms_since(tool_started)
                 yield self._message(tool_row)
                 terminal_ran = self.batches.terminal_tool_ran(tool_row)
-            stop = decide_after_step(
-                StepFacts(
-                    truncated=truncated,
-                    truncations=truncations,
-                    has_tool_calls=bool(assistant.tool_calls),
-                    awaits_approval=awaits_approval,
-                    terminal_tool_ran=terminal_ran,
-                    uncalled_required=required,
-                    steps=self._steps,
-                    max_steps=max_steps,
-                )
-            )
+            stop = decide_after_step(replace(facts, terminal_tool_ran=terminal_ran))
             await self.store.finish_step(
                 step_id,
                 StepRecord(
@@ -368,6 +394,21 @@ class Turn:
             if stop is not None:
                 self._stop_reason = stop
                 return
+
+    async def _end_with(
+        self, draft: MessageDraft, step_id: Any, stop: StopReason, usage: Usage, llm_ms: int
+    ) -> MessageSnapshot:
+        """Store the answer of the step that ends the turn with the step's end and the run's (one write)."""
+        [row] = await self.store.end_with(
+            [draft],
+            step_id=step_id,
+            record=StepRecord(status="success", usage=usage, llm_ms=llm_ms, stop_reason=stop),
+            end=RunEnd(stop_reason=stop, usage=self.tally.total, step_count=self._steps),
+            unless_stopped=not self.stream_tokens,
+        )
+        self._recorded_end = stop
+        self.rows.append(row)
+        return row
 
     def _available(self) -> set[str]:
         return set(self.specs)
@@ -441,10 +482,6 @@ class Turn:
         return {
             name for name in self._available() if self.collab.rules.violation(name, called, self._available()) is None
         }
-
-    async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
-        [row] = await self._append([out.draft(step_id, specs=self.specs, notice=notice, streamed=self.stream_tokens)])
-        return row
 
     # --- running a batch of tool calls ---------------------------------------------------
 
