@@ -292,23 +292,12 @@ class Turn:
     # --- the step loop ---------------------------------------------------------------
 
     async def _steps_loop(self, opening: list[MessageDraft]) -> AsyncIterator[EngineEvent]:
-        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start.
-
-        A step's start checks for a cancel as it writes (``start_step``), and so does the model's
-        answer when it was not streamed (``unless_stopped``): asked to stop while the model answered,
-        the answer is not kept as if the turn went on. A step that ends the turn stores its answer
-        with the run's end (``end_with``)."""
+        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start. A step's
+        start checks for a cancel as it writes (``start_step``), and so does the answer (``_persist_answer``)."""
         max_steps = max(1, self.collab.settings.max_steps)
         truncations = 0
         while True:
-            if self._steps < max_steps:
-                started = await self.store.start_step(
-                    number=self._steps + 1, model=self.collab.settings.handle, drafts=opening
-                )
-            elif not await self._cancel_requested(force=True):
-                raise _Finish(StopReason.MAX_STEPS)
-            else:
-                started = None
+            started = await self._next_step(opening, max_steps)
             if started is None:
                 for row in await self._append(opening) if opening else []:
                     yield self._message(row)  # asked to stop before the first step: the input is kept all the same
@@ -347,30 +336,12 @@ class Turn:
             required = tuple(self._uncalled_required()) if not outcome.tool_calls and not truncated else ()
             notice = step_notice(truncated=truncated, uncalled_required=required)
             draft = outcome.draft(step_id, specs=self.specs, notice=notice, streamed=self.stream_tokens)
-            facts = StepFacts(
-                truncated=truncated,
-                truncations=truncations,
-                has_tool_calls=bool(draft.tool_calls),
-                awaits_approval=any(c.get("requires_approval") for c in draft.tool_calls),
-                terminal_tool_ran=False,
-                uncalled_required=required,
-                steps=self._steps,
-                max_steps=max_steps,
-            )
+            facts = self._facts(draft, truncated=truncated, truncations=truncations, required=required)
             last = None if draft.tool_calls else decide_after_step(facts)
             try:
-                if last is not None:
-                    assistant = await self._end_with(draft, step_id, last, outcome.usage, llm_ms)
-                else:
-                    [assistant] = await self._append([draft], unless_stopped=not self.stream_tokens)
+                assistant = await self._persist_answer(draft, step_id, last, outcome.usage, llm_ms)
             except RunStopped:
-                self.tally.total = before
-                await self.store.finish_step(
-                    step_id,
-                    StepRecord(
-                        status="cancelled", usage=outcome.usage, llm_ms=llm_ms, stop_reason=StopReason.CANCELLED
-                    ),
-                )
+                self.tally.total = before  # the answer is not kept, nor counted
                 raise _Finish(StopReason.CANCELLED) from None
             yield self._message(assistant, streamed=self.stream_tokens)
             if last is not None:
@@ -395,18 +366,49 @@ class Turn:
                 self._stop_reason = stop
                 return
 
-    async def _end_with(
-        self, draft: MessageDraft, step_id: Any, stop: StopReason, usage: Usage, llm_ms: int
-    ) -> MessageSnapshot:
-        """Store the answer of the step that ends the turn with the step's end and the run's (one write)."""
-        [row] = await self.store.end_with(
-            [draft],
-            step_id=step_id,
-            record=StepRecord(status="success", usage=usage, llm_ms=llm_ms, stop_reason=stop),
-            end=RunEnd(stop_reason=stop, usage=self.tally.total, step_count=self._steps),
-            unless_stopped=not self.stream_tokens,
+    async def _next_step(self, opening: list[MessageDraft], max_steps: int) -> tuple[Any, list[MessageSnapshot]] | None:
+        """Start the next step, with ``opening``; ``None``: asked to stop. ``_Finish`` after ``max_steps``."""
+        if self._steps < max_steps:
+            model = self.collab.settings.handle
+            return await self.store.start_step(number=self._steps + 1, model=model, drafts=opening)
+        if not await self._cancel_requested(force=True):
+            raise _Finish(StopReason.MAX_STEPS)
+        return None
+
+    def _facts(self, draft: MessageDraft, *, truncated: bool, truncations: int, required: tuple[str, ...]) -> StepFacts:
+        """What the step's answer says about what comes next (before its batch, if any, ran)."""
+        return StepFacts(
+            truncated=truncated,
+            truncations=truncations,
+            has_tool_calls=bool(draft.tool_calls),
+            awaits_approval=any(c.get("requires_approval") for c in draft.tool_calls),
+            terminal_tool_ran=False,
+            uncalled_required=required,
+            steps=self._steps,
+            max_steps=max(1, self.collab.settings.max_steps),
         )
-        self._recorded_end = stop
+
+    async def _persist_answer(
+        self, draft: MessageDraft, step_id: Any, last: StopReason | None, usage: Usage, llm_ms: int
+    ) -> MessageSnapshot:
+        """Store the answer, with the step's and the run's end when it ends the turn (``last``). Unless
+        streamed, nothing is stored once the run was asked to stop: the step ends cancelled, ``RunStopped``."""
+        guarded = not self.stream_tokens
+        try:
+            if last is None:
+                [row] = await self._append([draft], unless_stopped=guarded)
+                return row
+            [row] = await self.store.end_with(
+                [draft],
+                step_id=step_id,
+                record=StepRecord(status="success", usage=usage, llm_ms=llm_ms, stop_reason=last),
+                end=RunEnd(stop_reason=last, usage=self.tally.total, step_count=self._steps),
+                unless_stopped=guarded,
+            )
+        except RunStopped:
+            await self.store.finish_step(step_id, StepRecord("cancelled", usage, llm_ms, stop_reason="cancelled"))
+            raise
+        self._recorded_end = last
         self.rows.append(row)
         return row
 

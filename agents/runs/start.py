@@ -25,7 +25,7 @@ from agents.models import Agent, Conversation, Message, Run, RunStatus, RunTrans
 from agents.runs import dispatch, writes
 from agents.runs import state as run_state
 from agents.runs.sweeper import sweep_stale_runs
-from agents.runs.turns import prefetch, tool_specs, with_client_tools
+from agents.runs.turns import prefetch, prepare_turn, tool_specs, with_client_tools
 
 if TYPE_CHECKING:
     from accounts.models import ApiKey, Organization, User
@@ -88,6 +88,8 @@ def run_start(
         run, agent = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
     if run is None:
         raise AgentBusy()
+    if mode is RunMode.INLINE:
+        prepare_turn(run, request)  # in this thread too: opening the turn costs no hop of its own
     return run
 
 

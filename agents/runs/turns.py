@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from accounts.models import ApiKey, User
+    from agents.engine.inputs import TurnRequest
     from agents.engine.types import Transport
     from agents.llm.base import LLMClient
     from agents.models import Agent, Run
@@ -156,7 +157,7 @@ class _FirstCompiled:
 def _collaborators(setup: TurnSetup) -> TurnCollaborators:
     run = setup.run
     agent, sender_user, api_key = run.agent, run.created_by, run.api_key
-    ahead: Prefetched | None = run.prefetched
+    ahead = run.prefetched if isinstance(run.prefetched, Prefetched) else None
     run.prefetched = None
     settings = model_settings(agent, setup.client_skills)
     if ahead is not None and isinstance(settings.memory, MemorySection):
@@ -224,9 +225,58 @@ def _allow_always(agent: Agent) -> Callable[[str], Awaitable[None]]:
     return allow
 
 
+def turn_setup(
+    run: Run,
+    request: TurnRequest,
+    *,
+    stream_tokens: bool = False,
+    llm: LLMClient | None = None,
+    tool_runner: ToolRunner | None = None,
+) -> TurnSetup:
+    """The setup of a turn of ``run`` for ``request`` (its input and options)."""
+    return TurnSetup(
+        run=run,
+        turn_input=request.turn_input(),
+        stream_tokens=stream_tokens,
+        max_steps=request.max_steps,
+        client_tools=request.client_tools or (),
+        client_skills=request.client_skills or (),
+        llm=llm,
+        tool_runner=tool_runner,
+    )
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A turn's collaborators built ahead (``prepare_turn``), or why they could not be."""
+
+    collaborators: TurnCollaborators | None
+    error: Exception | None = None
+
+
+def prepare_turn(run: Run, request: TurnRequest) -> None:
+    """Build the turn's collaborators now, in the thread of the request that started ``run`` (they read
+    nothing more: the start read ahead, the window comes from the cache), so opening the turn costs no
+    thread hop; a failure is raised when the turn opens, as it would have been there."""
+    try:
+        run.prefetched = _Prepared(_collaborators(turn_setup(run, request)))
+    except Exception as exc:
+        run.prefetched = _Prepared(None, exc)
+
+
 async def open_turn(setup: TurnSetup) -> Turn:
     """Start a turn of ``setup.run``'s agent; raises domain errors before anything is streamed."""
-    collab = await sync_to_async(_collaborators)(setup)
+    prepared = setup.run.prefetched
+    if isinstance(prepared, _Prepared) and setup.llm is None and setup.tool_runner is None:
+        setup.run.prefetched = None
+        if prepared.error is not None:
+            raise prepared.error
+        assert prepared.collaborators is not None
+        collab = prepared.collaborators
+    else:
+        if isinstance(prepared, _Prepared):
+            setup.run.prefetched = None  # built for the agent's own provider and tools: not this setup's
+        collab = await sync_to_async(_collaborators)(setup)
     return await start_turn(collab, setup.turn_input, stream_tokens=setup.stream_tokens)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.db.models.sql import InsertQuery, UpdateQuery
+from django.db.models.sql.compiler import SQLInsertCompiler
 
 from agents.models import ACTIVE_RUN_STATUSES, Run
 
@@ -44,7 +45,8 @@ def insert(objs: Sequence[Model]) -> Write:
     compiler = query.get_compiler(connection=connection)
     quote = connection.ops.quote_name
     value_rows = [[compiler.prepare_value(f, compiler.pre_save_val(f, obj)) for f in fields] for obj in objs]
-    placeholders, params = compiler.assemble_as_sql(fields, value_rows)
+    # The base class's placeholders, one per value (Postgres's compiler would make several rows one UNNEST).
+    placeholders, params = SQLInsertCompiler.assemble_as_sql(compiler, fields, value_rows)
     head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(str(f.column)) for f in fields)})"
     types = [_cast_type(f) for f in fields]
     cast = tuple(tuple(f"{p}::{t}" for p, t in zip(row, types, strict=True)) for row in placeholders)
