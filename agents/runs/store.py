@@ -230,17 +230,17 @@ class DjangoConversationStore:
     def _append(
         self, drafts: list[MessageDraft], write: StagedWrite | None = None, *, unless_stopped: bool = False
     ) -> list[MessageSnapshot]:
-        messages = self._messages(drafts)
         try:
             if unless_stopped:
                 assert write is None, "a staged write commits in its own transaction"
+                messages = self._messages(drafts)
                 sent, _ = writes.write_together([writes.insert(messages)], unless_cancelled=self.run_id)
                 if not sent:
                     self._give_back(messages)
                     raise RunStopped(str(self.run_id))
                 self._checked = True
             else:
-                self._insert(messages, write)
+                messages = self._insert(drafts, write)
         except RunStopped:
             raise
         except Exception:
@@ -280,15 +280,17 @@ class DjangoConversationStore:
         if messages:
             self._seqs = SeqRange(messages[0].seq - 1)
 
-    def _insert(self, messages: list[Message], write: StagedWrite | None) -> None:
+    def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[Message]:
         # One INSERT is atomic by itself; a staged write must commit with the rows, or not at all.
         with transaction.atomic() if write is not None else contextlib.nullcontext():
+            messages = self._messages(drafts)
             if len(messages) == 1:
                 messages[0].save(force_insert=True)  # ``bulk_create`` would wrap even one row in a transaction
             else:
                 Message.objects.bulk_create(messages)
             if write is not None:
                 write(messages[-1].id)
+        return messages
 
     def _stored(self, messages: list[Message]) -> list[MessageSnapshot]:
         """The snapshots of rows just stored, added to this process's window."""
@@ -340,7 +342,6 @@ class DjangoConversationStore:
         self, drafts: list[MessageDraft], step_id: Any, record: StepRecord, end: RunEnd, unless_stopped: bool
     ) -> list[MessageSnapshot]:
         messages = self._messages(drafts)
-        self.finish_step_now(step_id, record)
         verdict = run_state.end_writes(
             self.run_id,
             self.agent_id,
@@ -352,7 +353,12 @@ class DjangoConversationStore:
         )
         try:
             sent, counts = writes.write_together(
-                [writes.insert(messages), *self._finished_step_writes(keep=True), *verdict],
+                [
+                    writes.insert(messages),
+                    *self._finished_step_writes(keep=True),
+                    self._step_end(step_id, record, timezone.now()),
+                    *verdict,
+                ],
                 unless_cancelled=self.run_id if unless_stopped else None,
             )
         except Exception:
@@ -417,29 +423,27 @@ class DjangoConversationStore:
         step_id, record, completed_at = self._finished_step
         if not keep:
             self._finished_step = None
-        return [
-            writes.update(
-                Step.objects.filter(pk=step_id),
-                status={"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}.get(
-                    record.status, StepStatus.CANCELLED
-                ),
-                stop_reason=record.stop_reason,
-                prompt_tokens=record.usage.prompt_tokens,
-                completion_tokens=record.usage.completion_tokens,
-                total_tokens=record.usage.total_tokens,
-                reasoning_tokens=record.usage.reasoning_tokens,
-                cached_tokens=record.usage.cached_tokens,
-                usage_estimated=record.usage.estimated,
-                llm_ms=record.llm_ms,
-                tool_ms=record.tool_ms,
-                error=record.error,
-                completed_at=completed_at,
-            )
-        ]
+        return [self._step_end(step_id, record, completed_at)]
 
-    def finish_step_now(self, step_id: Any, record: StepRecord) -> None:
-        self._finished_step = (step_id, record, timezone.now())
+    @staticmethod
+    def _step_end(step_id: Any, record: StepRecord, completed_at: datetime) -> writes.Write:
+        statuses = {"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}
+        return writes.update(
+            Step.objects.filter(pk=step_id),
+            status=statuses.get(record.status, StepStatus.CANCELLED),
+            stop_reason=record.stop_reason,
+            prompt_tokens=record.usage.prompt_tokens,
+            completion_tokens=record.usage.completion_tokens,
+            total_tokens=record.usage.total_tokens,
+            reasoning_tokens=record.usage.reasoning_tokens,
+            cached_tokens=record.usage.cached_tokens,
+            usage_estimated=record.usage.estimated,
+            llm_ms=record.llm_ms,
+            tool_ms=record.tool_ms,
+            error=record.error,
+            completed_at=completed_at,
+        )
 
     async def finish_step(self, step_id: Any, record: StepRecord) -> None:
         # Kept for the next write: the next step's start, or the run's end (``finish_run``).
-        self.finish_step_now(step_id, record)
+        self._finished_step = (step_id, record, timezone.now())
