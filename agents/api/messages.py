@@ -102,7 +102,7 @@ class SendingView(OrgScopedAsyncAPIView):
         """The agent to send to, without its tools and blocks: the turn reads what it needs itself."""
         return self.get_agent(agent_id, with_tools=False)
 
-    def start_run(self, agent: Agent | AgentRef, turn_request: TurnRequest, mode: RunMode) -> Run:
+    def start_run(self, agent: Agent, turn_request: TurnRequest, mode: RunMode) -> Run:
         return run_start(agent=agent, request=turn_request, mode=mode, user=self.acting_user, api_key=self.api_key)
 
     @property
@@ -188,7 +188,13 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
         if turn_request.streaming:
             return self.stream(self.sending_agent(agent_id), turn_request)
         # The agent is read by the start's row-lock query (the same 404 when there is none).
-        run = self.start_run(AgentRef(organization=self.organization, public_id=agent_id), turn_request, RunMode.INLINE)
+        run = run_start(
+            agent=AgentRef(organization=self.organization, public_id=agent_id),
+            request=turn_request,
+            mode=RunMode.INLINE,
+            user=self.acting_user,
+            api_key=self.api_key,
+        )
 
         async def respond() -> Response:
             return Response(await blocking_response(run, turn_request))
