@@ -402,6 +402,9 @@ class Run(PublicIdModel):
     # Not a column: the thread as the request that created this run (running, with its lease) read it
     # under the thread's row lock (``agents.runs.start``); its turn opens from it without reading again.
     opened_from: AgentHold | None = None
+    # Not a column either: what its turn reads besides the window, read under that lock too
+    # (``agents.runs.turns.prefetch``).
+    prefetched: Any = None
 
     class Meta:
         ordering: ClassVar = ["-created_at"]

@@ -45,6 +45,10 @@ def directories_section(*, organization_id: Any, agent_id: Any) -> str:
     return "\n".join(out)
 
 
+# Without a folder link the section is empty: the memory's query checks for one, and asks only then.
+directories_section.attached_via = "folders.FolderAgent"  # type: ignore[attr-defined]
+
+
 def _file(row: FileAgent, limit: int) -> list[str]:
     value = row.visible_content if row.is_open else ""
     lines = [

@@ -25,7 +25,7 @@ from agents.engine.inputs import TurnRequest
 from agents.runs import state as run_state
 from agents.runs.execute import start_inline
 from agents.runs.preview import agent_reset_messages, context_overview
-from agents.runs.start import RunMode, run_start
+from agents.runs.start import AgentRef, RunMode, run_start
 from agents.runs.turns import preview_payload
 from agents.wire import resources as letta
 from agents.wire.context import ContextWindowOverview
@@ -180,11 +180,21 @@ class AgentMessagesView(messages_list.AgentMessagesView, SendingView):
         },
     )
     def post(self, request: Request, agent_id: str) -> StreamingHttpResponse | Later:
-        agent = self.sending_agent(agent_id)
-        turn_request = self.turn_request()
+        try:
+            turn_request = self.turn_request()
+        except Exception:
+            self.sending_agent(agent_id)  # an unknown agent is a 404 before the body's errors
+            raise
         if turn_request.streaming:
-            return self.stream(agent, turn_request)
-        run = self.start_run(agent, turn_request, RunMode.INLINE)
+            return self.stream(self.sending_agent(agent_id), turn_request)
+        # The agent is read by the start's row-lock query (the same 404 when there is none).
+        run = run_start(
+            agent=AgentRef(organization=self.organization, public_id=agent_id),
+            request=turn_request,
+            mode=RunMode.INLINE,
+            user=self.acting_user,
+            api_key=self.api_key,
+        )
 
         async def respond() -> Response:
             return Response(await blocking_response(run, turn_request))

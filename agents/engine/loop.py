@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +33,11 @@ from agents.engine.inputs import ApprovalInput, TurnInput, UserInput
 from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_notice
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason, stop_reason_for
-from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, RunEnd, RunStopped, StepRecord
 from agents.engine.usage import UsageTally
 from agents.engine.window import ContextWindow
 from agents.errors import AgentBusy
-from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest
+from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest, Usage
 from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ class Turn:
         self._replay_rows: list[MessageSnapshot] = []
         self._last_cancel_check = 0.0
         self._interruption: tuple[StopReason, str] | None = None
+        self._recorded_end: StopReason | None = None  # the run's end, stored with the turn's last rows
         self.window = ContextWindow(
             store=collab.store, llm=collab.llm, settings=collab.settings, rows=self.rows, add_usage=self.tally.add
         )
@@ -197,6 +198,8 @@ class Turn:
         else:
             stop_reason = self._stop_reason
         finally:
+            if self._recorded_end is not None:  # recorded already: that is the verdict, whatever came after
+                stop_reason, error = self._recorded_end, None
             pending = (
                 approval_rules.pending_approval(self.rows) if stop_reason == StopReason.REQUIRES_APPROVAL else None
             )
@@ -252,8 +255,8 @@ class Turn:
     def _sender(self) -> dict[str, Any]:
         return {"metadata": {"sender": self.collab.sender}} if self.collab.sender else {}
 
-    async def _append(self, drafts: list[MessageDraft]) -> list[MessageSnapshot]:
-        rows = await self.store.append(drafts)
+    async def _append(self, drafts: list[MessageDraft], *, unless_stopped: bool = False) -> list[MessageSnapshot]:
+        rows = await self.store.append(drafts, unless_stopped=unless_stopped)
         self.rows.extend(rows)
         return rows
 
@@ -289,20 +292,18 @@ class Turn:
     # --- the step loop ---------------------------------------------------------------
 
     async def _steps_loop(self, opening: list[MessageDraft]) -> AsyncIterator[EngineEvent]:
-        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start."""
+        """The steps; ``opening`` (the turn's user rows) is stored with the first step's start. A step's
+        start checks for a cancel as it writes (``start_step``), and so does the answer (``_persist_answer``)."""
         max_steps = max(1, self.collab.settings.max_steps)
         truncations = 0
         while True:
-            if await self._cancel_requested(force=True):
+            started = await self._next_step(opening, max_steps)
+            if started is None:
                 for row in await self._append(opening) if opening else []:
                     yield self._message(row)  # asked to stop before the first step: the input is kept all the same
                 raise _Finish(StopReason.CANCELLED)
-            if self._steps >= max_steps:
-                raise _Finish(StopReason.MAX_STEPS)
             self._steps += 1
-            step_id, rows = await self.store.start_step(
-                number=self._steps, model=self.collab.settings.handle, drafts=opening
-            )
+            step_id, rows = started
             opening = []
             self.rows.extend(rows)
             for row in rows:
@@ -312,9 +313,6 @@ class Turn:
             try:
                 async for event in self._call_model(outcome, step_id):
                     yield event
-                if not self.stream_tokens and await self._cancel_requested(force=True):
-                    # Asked to stop while the model answered: the answer is not kept as if the turn went on.
-                    raise _Finish(StopReason.CANCELLED)
             except _Finish as finish:
                 await self.store.finish_step(
                     step_id,
@@ -328,6 +326,7 @@ class Turn:
                 )
                 raise
             llm_ms = _ms_since(llm_started)
+            before = self.tally.total
             self.tally.add(outcome.usage)
 
             truncated = outcome.finish_reason == "length"
@@ -336,29 +335,27 @@ class Turn:
                 outcome.tool_calls.clear()
             required = tuple(self._uncalled_required()) if not outcome.tool_calls and not truncated else ()
             notice = step_notice(truncated=truncated, uncalled_required=required)
-            assistant = await self._persist_assistant(outcome, step_id, notice)
+            draft = outcome.draft(step_id, specs=self.specs, notice=notice, streamed=self.stream_tokens)
+            facts = self._facts(draft, truncated=truncated, truncations=truncations, required=required)
+            last = None if draft.tool_calls else decide_after_step(facts)
+            try:
+                assistant = await self._persist_answer(draft, step_id, last, outcome.usage, llm_ms)
+            except RunStopped:
+                self.tally.total = before  # the answer is not kept, nor counted
+                raise _Finish(StopReason.CANCELLED) from None
             yield self._message(assistant, streamed=self.stream_tokens)
+            if last is not None:
+                self._stop_reason = last
+                return
 
-            awaits_approval = any(c.get("requires_approval") for c in assistant.tool_calls)
             terminal_ran, tool_ms = False, None
-            if assistant.tool_calls and not awaits_approval:
+            if assistant.tool_calls and not facts.awaits_approval:
                 tool_started = time.monotonic()
                 tool_row = await self._run_batch(assistant, {})
                 tool_ms = _ms_since(tool_started)
                 yield self._message(tool_row)
                 terminal_ran = self.batches.terminal_tool_ran(tool_row)
-            stop = decide_after_step(
-                StepFacts(
-                    truncated=truncated,
-                    truncations=truncations,
-                    has_tool_calls=bool(assistant.tool_calls),
-                    awaits_approval=awaits_approval,
-                    terminal_tool_ran=terminal_ran,
-                    uncalled_required=required,
-                    steps=self._steps,
-                    max_steps=max_steps,
-                )
-            )
+            stop = decide_after_step(replace(facts, terminal_tool_ran=terminal_ran))
             await self.store.finish_step(
                 step_id,
                 StepRecord(
@@ -368,6 +365,52 @@ class Turn:
             if stop is not None:
                 self._stop_reason = stop
                 return
+
+    async def _next_step(self, opening: list[MessageDraft], max_steps: int) -> tuple[Any, list[MessageSnapshot]] | None:
+        """Start the next step, with ``opening``; ``None``: asked to stop. ``_Finish`` after ``max_steps``."""
+        if self._steps < max_steps:
+            model = self.collab.settings.handle
+            return await self.store.start_step(number=self._steps + 1, model=model, drafts=opening)
+        if not await self._cancel_requested(force=True):
+            raise _Finish(StopReason.MAX_STEPS)
+        return None
+
+    def _facts(self, draft: MessageDraft, *, truncated: bool, truncations: int, required: tuple[str, ...]) -> StepFacts:
+        """What the step's answer says about what comes next (before its batch, if any, ran)."""
+        return StepFacts(
+            truncated=truncated,
+            truncations=truncations,
+            has_tool_calls=bool(draft.tool_calls),
+            awaits_approval=any(c.get("requires_approval") for c in draft.tool_calls),
+            terminal_tool_ran=False,
+            uncalled_required=required,
+            steps=self._steps,
+            max_steps=max(1, self.collab.settings.max_steps),
+        )
+
+    async def _persist_answer(
+        self, draft: MessageDraft, step_id: Any, last: StopReason | None, usage: Usage, llm_ms: int
+    ) -> MessageSnapshot:
+        """Store the answer, with the step's and the run's end when it ends the turn (``last``). Unless
+        streamed, nothing is stored once the run was asked to stop: the step ends cancelled, ``RunStopped``."""
+        guarded = not self.stream_tokens
+        try:
+            if last is None:
+                [row] = await self._append([draft], unless_stopped=guarded)
+                return row
+            [row] = await self.store.end_with(
+                [draft],
+                step_id=step_id,
+                record=StepRecord(status="success", usage=usage, llm_ms=llm_ms, stop_reason=last),
+                end=RunEnd(stop_reason=last, usage=self.tally.total, step_count=self._steps),
+                unless_stopped=guarded,
+            )
+        except RunStopped:
+            await self.store.finish_step(step_id, StepRecord("cancelled", usage, llm_ms, stop_reason="cancelled"))
+            raise
+        self._recorded_end = last
+        self.rows.append(row)
+        return row
 
     def _available(self) -> set[str]:
         return set(self.specs)
@@ -441,10 +484,6 @@ class Turn:
         return {
             name for name in self._available() if self.collab.rules.violation(name, called, self._available()) is None
         }
-
-    async def _persist_assistant(self, out: StepOutput, step_id: Any, notice: str | None) -> MessageSnapshot:
-        [row] = await self._append([out.draft(step_id, specs=self.specs, notice=notice, streamed=self.stream_tokens)])
-        return row
 
     # --- running a batch of tool calls ---------------------------------------------------
 

@@ -83,8 +83,22 @@ class StepRecord:
     error: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run ends, recorded with the turn's last rows (``ConversationStore.end_with``)."""
+
+    stop_reason: str
+    usage: Usage
+    step_count: int
+    error: str | None = None
+
+
 class AgentBusyError(Exception):
     """Another turn holds this agent."""
+
+
+class RunStopped(Exception):
+    """The run was asked to stop (or has ended) before a write guarded by that check: nothing was written."""
 
 
 class ConversationStore(Protocol):
@@ -109,9 +123,13 @@ class ConversationStore(Protocol):
 
     async def rows_after(self, seq: int, *, limit: int = 200) -> list[MessageSnapshot]: ...
 
-    async def append(self, drafts: list[MessageDraft], *, write: StagedWrite | None = None) -> list[MessageSnapshot]:
+    async def append(
+        self, drafts: list[MessageDraft], *, write: StagedWrite | None = None, unless_stopped: bool = False
+    ) -> list[MessageSnapshot]:
         """Persist rows in one transaction, in order, and return them. ``write`` (a tool's staged change,
-        given the last row's id) commits in that transaction, or the rows are not stored either."""
+        given the last row's id) commits in that transaction, or the rows are not stored either.
+        ``unless_stopped``: raise ``RunStopped`` and store nothing if the run was asked to stop (the
+        check is part of the write, and counts as a fresh ``heartbeat``)."""
         ...
 
     async def set_tool_returns(
@@ -142,9 +160,23 @@ class ConversationStore(Protocol):
 
     async def start_step(
         self, *, number: int, model: str, drafts: Sequence[MessageDraft] = ()
-    ) -> tuple[Any, list[MessageSnapshot]]:
+    ) -> tuple[Any, list[MessageSnapshot]] | None:
         """Record that step ``number`` starts, with the rows ``drafts`` (the turn's input, before its
-        first step) in the same transaction; the step's id and the stored rows."""
+        first step) in the same transaction; the step's id and the stored rows. ``None``, with nothing
+        stored, when the run has been asked to stop (the check is part of the write)."""
+        ...
+
+    async def end_with(
+        self,
+        drafts: list[MessageDraft],
+        *,
+        step_id: Any,
+        record: StepRecord,
+        end: RunEnd,
+        unless_stopped: bool = False,
+    ) -> list[MessageSnapshot]:
+        """Store the turn's last rows with its last step's end and the run's end, at once, and return
+        the rows; ``finish_run`` then only announces the end. ``unless_stopped`` as in ``append``."""
         ...
 
     async def finish_step(self, step_id: Any, record: StepRecord) -> None:

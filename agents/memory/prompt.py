@@ -16,12 +16,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.apps import apps
 from django.conf import settings
 from django.db import connection
 from django.db.models import Field, Model
+from django.utils.dateparse import parse_datetime
 from django.utils.module_loading import import_string
 
-from agents.models import Agent, AgentBlock, Message, MessageRole, Passage
+from agents.models import Agent, AgentBlock, Block, Message, MessageRole, Passage
 
 CORE_MEMORY_PLACEHOLDER = "{CORE_MEMORY}"
 LINE_NUMBER_WARNING = (
@@ -122,27 +124,45 @@ def numbered_lines(handle: str) -> bool:
     return handle.partition("/")[0] == "anthropic"
 
 
-# The agent's model and counts in one statement, written out: built with the ORM (two
-# correlated ``Subquery`` counts) it cost more to compile than the rest of a turn's step
-# together (1.1 ms of CPU against 0.1 ms here; issue 15). Names come from the models; the
-# organization in the WHERE is what ``Agent.objects.for_org`` scoped before.
-_COUNTS_SQL = """
-SELECT a.{model},
-    (SELECT COUNT(*) FROM {passage} p WHERE p.{passage_agent} = a.{pk}),
-    (SELECT COUNT(*) FROM {message} m
-        WHERE m.{message_agent} = a.{pk} AND m.{seq} < a.{start} AND m.{role} <> %s)
-FROM {agent} a WHERE a.{pk} = %s AND a.{organization} = %s
-"""
-
-
 def _column(model: type[Model], name: str) -> str:
     field = model._meta.get_field(name)
     assert isinstance(field, Field) and field.column  # a concrete column, not a reverse relation
     return connection.ops.quote_name(field.column)
 
 
+# The agent's model, its counts, which extra sections have rows, and its blocks: one statement
+# (issue 24), written out: built with the ORM (two correlated ``Subquery`` counts) it cost more to
+# compile than the rest of a turn's step together (1.1 ms of CPU against 0.1 ms here; issue 15).
+# Names come from the models; the organization in the WHERE is what ``Agent.objects.for_org``
+# scoped before. The agent's row and counts are read once (``MATERIALIZED``), then joined with its
+# blocks in order.
+_MEMORY_SQL = """
+WITH a AS MATERIALIZED (
+    SELECT ag.{pk} AS id, ag.{model} AS model,
+        (SELECT COUNT(*) FROM {passage} p WHERE p.{passage_agent} = ag.{pk}) AS archival,
+        (SELECT COUNT(*) FROM {message} m
+            WHERE m.{message_agent} = ag.{pk} AND m.{seq} < ag.{start} AND m.{role} <> %s) AS recall{attached}
+    FROM {agent} ag WHERE ag.{pk} = %s AND ag.{organization} = %s
+)
+SELECT a.model, a.archival, a.recall{attached_columns}, b.{label}, b.{value}, b.{description}, b.{limit},
+    b.{read_only}, b.{updated_at}
+FROM a LEFT JOIN {agent_block} ab ON ab.{link_agent} = a.id LEFT JOIN {block} b ON b.{block_pk} = ab.{link_block}
+ORDER BY ab.{position}, ab.{link_pk}
+"""
+
+
+def _attached_via(source: SectionSource) -> tuple[str, str] | None:
+    """The table and agent column of a section's links (its ``attached_via``, ``"app.Model"``), if it says:
+    without a row there, the section is empty and is not asked."""
+    label = getattr(source, "attached_via", None)
+    if label is None:
+        return None
+    model = apps.get_model(label)
+    return connection.ops.quote_name(model._meta.db_table), _column(model, "agent")
+
+
 @functools.cache
-def _counts_sql() -> str:
+def _memory_sql(paths: tuple[str, ...]) -> str:
     names = {
         name: _column(model, field)
         for name, model, field in (
@@ -154,48 +174,62 @@ def _counts_sql() -> str:
             ("message_agent", Message, "agent"),
             ("seq", Message, "seq"),
             ("role", Message, "role"),
+            ("label", Block, "label"),
+            ("value", Block, "value"),
+            ("description", Block, "description"),
+            ("limit", Block, "limit"),
+            ("read_only", Block, "read_only"),
+            ("updated_at", Block, "updated_at"),
+            ("block_pk", Block, "id"),
+            ("link_agent", AgentBlock, "agent"),
+            ("link_block", AgentBlock, "block"),
+            ("position", AgentBlock, "position"),
+            ("link_pk", AgentBlock, "id"),
         )
     }
-    for name, model in (("agent", Agent), ("passage", Passage), ("message", Message)):
+    for name, model in (
+        ("agent", Agent),
+        ("passage", Passage),
+        ("message", Message),
+        ("block", Block),
+        ("agent_block", AgentBlock),
+    ):
         names[name] = connection.ops.quote_name(model._meta.db_table)
-    return _COUNTS_SQL.format(**names)
+    links = [_attached_via(source) for source in _section_sources(paths)]
+    attached = [
+        f",\n        EXISTS (SELECT 1 FROM {table} s WHERE s.{column} = ag.{names['pk']}) AS s{index}"
+        for index, link in enumerate(links)
+        if link is not None
+        for table, column in [link]
+    ]
+    columns = [f", a.s{index}" for index, link in enumerate(links) if link is not None]
+    return _MEMORY_SQL.format(**names, attached="".join(attached), attached_columns="".join(columns))
 
 
-def _agent_counts(organization_id: Any, agent_id: Any) -> tuple[str, int, int] | None:
-    """The agent's model handle, archival passages and rows before its window (its recall), or None."""
+def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool | None = None) -> str:
+    """The agent's compiled memory section, read from the database now (one query, and one for each
+    extra section that has rows: the folders')."""
+    paths = tuple(getattr(settings, "MEMORY_SECTIONS", ()))
+    sources = _section_sources(paths)
     params = [
         MessageRole.SYSTEM.value,
         Agent._meta.pk.get_db_prep_value(agent_id, connection),
         Agent._meta.get_field("organization").get_db_prep_value(organization_id, connection),
     ]
     with connection.cursor() as cursor:
-        cursor.execute(_counts_sql(), params)
-        row = cursor.fetchone()
-    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
-
-
-def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool | None = None) -> str:
-    """The agent's compiled memory section, read from the database now (two queries)."""
-    counts = _agent_counts(organization_id, agent_id)
-    if counts is None:
+        cursor.execute(_memory_sql(paths), params)
+        rows = cursor.fetchall()
+    if not rows:
         return ""
-    model, archival_count, recall_count = counts
-    links = (
-        AgentBlock.objects.filter(agent_id=agent_id)
-        .order_by("position", "id")
-        .values_list(
-            "block__label",
-            "block__value",
-            "block__description",
-            "block__limit",
-            "block__read_only",
-            "block__updated_at",
-        )
-    )
+    model, archival_count, recall_count = str(rows[0][0]), int(rows[0][1]), int(rows[0][2])
+    linked = iter(rows[0][3 : 3 + sum(1 for s in sources if _attached_via(s) is not None)])
+    asked = [_attached_via(source) is None or bool(next(linked)) for source in sources]
     blocks, changes = [], []
-    for label, value, description, limit, read_only, updated_at in links:
-        blocks.append(BlockView(label, value, description, limit, read_only))
-        changes.append(updated_at)
+    for label, value, description, limit, read_only, updated_at in (row[-6:] for row in rows):
+        if label is None:  # no block: the agent's row alone
+            continue
+        blocks.append(BlockView(label, value, description, int(limit), bool(read_only)))
+        changes.append(_aware(updated_at))
     return compile_memory(
         blocks,
         agent_id=f"{Agent.id_prefix}-{agent_id}",
@@ -203,8 +237,20 @@ def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool 
         recall_count=recall_count,
         archival_count=archival_count,
         line_numbers=numbered_lines(model) if line_numbers is None else line_numbers,
-        sections=extra_sections(organization_id=organization_id, agent_id=agent_id),
+        sections=[
+            source(organization_id=organization_id, agent_id=agent_id) if ask else ""
+            for source, ask in zip(sources, asked, strict=True)
+        ],
     )
+
+
+def _aware(value: Any) -> datetime:
+    """A timestamp column read by a raw cursor (SQLite gives its text)."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    parsed = parse_datetime(str(value))
+    assert parsed is not None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from agents.engine.events import RunFinishedEvent
 from agents.engine.inputs import TurnRequest
 from agents.engine.stop import StopReason
 from agents.errors import ApplicationError, Conflict
+from agents.models import RunStatus
 from agents.runs import state as run_state
-from agents.runs.turns import TurnSetup, open_turn
+from agents.runs.turns import open_turn, turn_setup
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -85,16 +86,7 @@ class RunExecution:
 async def _open(
     run: Run, request: TurnRequest, *, stream_tokens: bool, llm: LLMClient | None, tool_runner: ToolRunner | None
 ) -> RunExecution:
-    setup = TurnSetup(
-        run=run,
-        turn_input=request.turn_input(),
-        stream_tokens=stream_tokens,
-        max_steps=request.max_steps,
-        client_tools=request.client_tools or (),
-        client_skills=request.client_skills or (),
-        llm=llm,
-        tool_runner=tool_runner,
-    )
+    setup = turn_setup(run, request, stream_tokens=stream_tokens, llm=llm, tool_runner=tool_runner)
     return RunExecution(run=run, turn=await open_turn(setup))
 
 
@@ -112,7 +104,8 @@ async def start_inline(
     anything is streamed; the refused run is deleted, as it never started.
     """
     # A run ``run_start`` created for this request is running already, holding its thread's lease.
-    claimed = run if run.opened_from is not None else await sync_to_async(run_state.claim_created)(run)
+    running = run.status == RunStatus.RUNNING
+    claimed = run if running else await sync_to_async(run_state.claim_created)(run)
     if claimed is None:
         raise RunNotStarted()
     try:

@@ -11,22 +11,34 @@ once the transaction commits (``agents.runs.dispatch``).
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
+from agents.conversations.models import AgentHold
 from agents.engine.state import check_turn_input
 from agents.errors import AgentBusy
-from agents.models import Agent, Conversation, Message, Run, RunStatus, RunTransport
-from agents.runs import dispatch
+from agents.models import Agent, Conversation, Message, Run, RunStatus, RunTransport, SeqRange
+from agents.runs import dispatch, writes
 from agents.runs import state as run_state
 from agents.runs.sweeper import sweep_stale_runs
-from agents.runs.turns import tool_specs, with_client_tools
+from agents.runs.turns import prefetch, prepare_turn, tool_specs, with_client_tools
 
 if TYPE_CHECKING:
-    from accounts.models import ApiKey, User
+    from accounts.models import ApiKey, Organization, User
     from agents.engine.inputs import TurnRequest
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    """An agent named by the request and not read yet: the start's row-lock query reads it (a 404 if
+    ``organization`` has no such agent), so a blocking turn costs no lookup of its own."""
+
+    organization: Organization | None
+    public_id: str
 
 
 class RunMode(enum.Enum):
@@ -44,7 +56,7 @@ def check_input(*, agent: Agent, request: TurnRequest, conversation: Conversatio
 
 def run_start(
     *,
-    agent: Agent,
+    agent: Agent | AgentRef,
     request: TurnRequest,
     mode: RunMode,
     user: User | None = None,
@@ -64,38 +76,75 @@ def run_start(
     from a failed run; inline runs check it when their turn opens, before anything
     is streamed.
     """
+    if isinstance(agent, AgentRef) and (mode is RunMode.BACKGROUND or conversation is not None):
+        agent = _lookup(agent)
     if mode is RunMode.BACKGROUND:
+        assert isinstance(agent, Agent)
         check_input(agent=agent, request=request, conversation=conversation)
-    run = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
+    run, agent = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
     # Busy: perhaps only with a run whose executor died. The sweep ends such runs, and costs
     # its query only here, not on every start.
     if run is None and sweep_stale_runs(agent_id=agent.pk):
-        run = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
+        run, agent = _create_unless_busy(agent, conversation, request, mode, user, api_key, transport)
     if run is None:
         raise AgentBusy()
+    if mode is RunMode.INLINE:
+        prepare_turn(run, request)  # in this thread too: opening the turn costs no hop of its own
     return run
 
 
+def _lookup(ref: AgentRef) -> Agent:
+    agent: Agent = Agent.objects.for_org(ref.organization).get_public(ref.public_id, missing="Agent not found")
+    if ref.organization is not None:
+        agent.organization = ref.organization  # the caller's, already loaded
+    return agent
+
+
+def _hold_by_ref(ref: AgentRef) -> tuple[Agent, AgentHold]:
+    """``Agent.objects.hold`` of the agent's default thread and the agent's row, in one query."""
+    last_row = Message.objects.filter(agent_id=OuterRef("pk"), conversation__isnull=True).order_by("-seq").values("seq")
+    agent: Any = (
+        Agent.objects.for_org(ref.organization)
+        .select_for_update(of=("self",))
+        .annotate(busy=Exists(Run.objects.busy_with(OuterRef("pk"))), last_seq=Subquery(last_row[:1]))
+        .get_public(ref.public_id, missing="Agent not found")
+    )
+    if ref.organization is not None:
+        agent.organization = ref.organization
+    hold = AgentHold(
+        busy=bool(agent.busy),
+        seqs=SeqRange(agent.last_seq),
+        context_start_seq=agent.context_start_seq,
+        context_summary_seq=agent.context_summary_seq,
+        context_keep_seq=agent.context_keep_seq,
+        context_revision=agent.context_revision,
+    )
+    return agent, hold
+
+
 def _create_unless_busy(
-    agent: Agent,
+    agent: Agent | AgentRef,
     conversation: Conversation | None,
     request: TurnRequest,
     mode: RunMode,
     user: User | None,
     api_key: ApiKey | None,
     transport: RunTransport,
-) -> Run | None:
+) -> tuple[Run | None, Agent]:
     inline = mode is RunMode.INLINE
     with transaction.atomic():
         # Serialize starts per thread: the row lock makes "not busy, then create a run" atomic.
-        hold = Agent.objects.hold(agent.pk, conversation.pk if conversation else None)
+        if isinstance(agent, AgentRef):
+            agent, hold = _hold_by_ref(agent)
+        else:
+            hold = Agent.objects.hold(agent.pk, conversation.pk if conversation else None)
         if hold.busy:
-            return None
+            return None, agent
         now = timezone.now()
         if conversation is not None:
             conversation.last_message_at = now
             conversation.save(update_fields=["last_message_at", "updated_at"])
-        run = Run.objects.create(
+        run = Run(
             organization_id=agent.organization_id,
             agent=agent,
             conversation=conversation,
@@ -109,12 +158,20 @@ def _create_unless_busy(
             **({"status": RunStatus.RUNNING, "started_at": now, "heartbeat_at": now} if inline else {}),
         )
         if inline:
-            if not run_state.take_lease(agent.pk, run.pk, run.conversation_id):
+            # The run's row and its lease in one statement.
+            _, (_, taken) = writes.write_together(
+                [writes.insert([run]), run_state.take_lease_write(agent.pk, run.pk, run.conversation_id)]
+            )
+            if not taken:
                 # Not busy, yet the lease is held: only by a run that ended without releasing it, and a
                 # lease outlives no run by more than its time to live. Wait for it as for a busy thread.
                 transaction.set_rollback(True)
-                return None
+                return None, agent
             run.opened_from = hold
+            # The turn's provider, tools and first memory section, read under the same lock (no
+            # transaction of their own); what fails is raised when the turn opens, as before.
+            run.prefetched = prefetch(run)
         else:
+            run.save(force_insert=True)
             dispatch.dispatch_on_commit(run)
-    return run
+    return run, agent

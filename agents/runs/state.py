@@ -39,9 +39,10 @@ from agents.broadcast import announce_run_end, announce_run_end_on_commit
 from agents.engine.events import RunFinishedEvent, TurnUsage
 from agents.engine.stop import StopReason
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Run, RunStatus
+from agents.runs import writes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Sequence
 
     from agents.llm.base import Usage
 
@@ -69,16 +70,39 @@ def _thread(agent_id: Any, conversation_id: Any) -> QuerySet[Any]:
     return Conversation.objects.filter(pk=conversation_id, agent_id=agent_id)
 
 
+def _free_for(run_id: Any, now: datetime) -> Q:
+    return Q(turn_lock_run_id__isnull=True) | Q(turn_lock_expires_at__lt=now) | Q(turn_lock_run_id=run_id)
+
+
 def take_lease(agent_id: Any, run_id: Any, conversation_id: Any = None) -> bool:
     """Take the thread's turn lease for ``run_id``: free, expired, or already this run's. Whether it was taken."""
     now = timezone.now()
-    free = Q(turn_lock_run_id__isnull=True) | Q(turn_lock_expires_at__lt=now) | Q(turn_lock_run_id=run_id)
     taken = (
         _thread(agent_id, conversation_id)
-        .filter(free)
+        .filter(_free_for(run_id, now))
         .update(turn_lock_run_id=run_id, turn_lock_expires_at=now + lock_ttl())
     )
     return taken == 1
+
+
+def take_lease_write(agent_id: Any, run_id: Any, conversation_id: Any = None) -> writes.Write:
+    """``take_lease``, compiled to be sent with other writes (``agents.runs.writes``): it took the lease
+    when it counts one row."""
+    now = timezone.now()
+    return writes.update(
+        _thread(agent_id, conversation_id).filter(_free_for(run_id, now)),
+        turn_lock_run_id=run_id,
+        turn_lock_expires_at=now + lock_ttl(),
+    )
+
+
+def release_lease_write(agent_id: Any, run_id: Any, conversation_id: Any = None) -> writes.Write:
+    """``release_lease``, compiled to be sent with other writes."""
+    return writes.update(
+        _thread(agent_id, conversation_id).filter(turn_lock_run_id=run_id),
+        turn_lock_run_id=None,
+        turn_lock_expires_at=None,
+    )
 
 
 def renew_lease(agent_id: Any, run_id: Any, conversation_id: Any = None) -> None:
@@ -159,29 +183,51 @@ def heartbeat(run_pk: Any, agent_pk: Any, *, renew: bool, conversation_id: Any =
 # --- ending --------------------------------------------------------------------------------
 
 
+def end_writes(
+    run_pk: Any,
+    agent_pk: Any,
+    conversation_id: Any,
+    *,
+    stop_reason: str,
+    usage: Usage,
+    step_count: int,
+    error: str | None,
+) -> list[writes.Write]:
+    """A run's end as writes to send together (``agents.runs.writes``): the lease's release, then the
+    verdict, which counts one row when it was recorded (a run the sweeper ended keeps its own)."""
+    verdict = writes.update(
+        Run.objects.filter(pk=run_pk, status__in=ACTIVE_RUN_STATUSES),
+        status=StopReason(stop_reason).run_status,
+        stop_reason=stop_reason,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        step_count=step_count,
+        error={"message": error} if error else None,
+        completed_at=timezone.now(),
+    )
+    return [release_lease_write(agent_pk, run_pk, conversation_id), verdict]
+
+
 def _record_end(
     run_pk: Any,
     agent_pk: Any,
     conversation_id: Any,
     finished: RunFinishedEvent,
     usage: Usage,
-    also: Callable[[], None] | None,
+    also: Sequence[writes.Write],
 ) -> bool:
-    with transaction.atomic():
-        if also is not None:
-            also()
-        release_lease(agent_pk, run_pk, conversation_id)
-        ended = Run.objects.filter(pk=run_pk, status__in=ACTIVE_RUN_STATUSES).update(
-            status=StopReason(finished.stop_reason).run_status,
-            stop_reason=finished.stop_reason,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens,
-            step_count=finished.usage.step_count,
-            error={"message": finished.error} if finished.error else None,
-            completed_at=timezone.now(),
-        )
-    return ended == 1
+    end = end_writes(
+        run_pk,
+        agent_pk,
+        conversation_id,
+        stop_reason=finished.stop_reason,
+        usage=usage,
+        step_count=finished.usage.step_count,
+        error=finished.error,
+    )
+    _, counts = writes.write_together([*also, *end])
+    return counts[-1] == 1
 
 
 async def end_run(
@@ -191,16 +237,21 @@ async def end_run(
     finished: RunFinishedEvent,
     usage: Usage,
     conversation_id: Any = None,
-    also: Callable[[], None] | None = None,
+    also: Sequence[writes.Write] = (),
 ) -> None:
     """Record the engine's verdict on a run, release the agent, and announce the end
     (``agents.broadcast.announce_run_end``: after the run's own events when it executes here).
-    ``also`` writes in the same transaction (the store's last step).
+    ``also`` is sent with them, in one statement (the store's last step).
 
     A run the sweeper ended meanwhile keeps the sweeper's verdict (and is not announced twice).
     """
     if await sync_to_async(_record_end)(run_pk, agent_pk, conversation_id, finished, usage, also):
         await announce_run_end(agent_pk, finished, conversation_id=conversation_id)
+
+
+async def announce_end(agent_pk: Any, finished: RunFinishedEvent, *, conversation_id: Any = None) -> None:
+    """Announce an end recorded already with the turn's last rows (``end_writes``)."""
+    await announce_run_end(agent_pk, finished, conversation_id=conversation_id)
 
 
 def fail_unstarted(run: Run, detail: str) -> RunFinishedEvent:

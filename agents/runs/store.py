@@ -16,11 +16,12 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
+from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, RunEnd, RunStopped, StepRecord
 from agents.memory.compaction import store_compaction
 from agents.memory.window_cache import WindowShape, context_windows
 from agents.models import Agent, Conversation, Message, MessageQuerySet, Run, SeqRange, Step, StepStatus
 from agents.runs import state as run_state
+from agents.runs import writes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,8 +81,11 @@ class DjangoConversationStore:
         self._shape: WindowShape | None = None  # the window's, as this turn read it
         self._prepared: list[MessageSnapshot] | AgentBusyError | None = None
         self._finished_step: tuple[Any, StepRecord, datetime] | None = None
-        # Created running by this request (``run.opened_from``): nobody could ask it to stop before it opened.
-        self._fresh = False
+        # Whether the run is known not to be asked to stop a moment ago: created running by this request
+        # (``run.opened_from``: nobody had its id), or a write guarded by the check has just gone through.
+        self._checked = False
+        # The run's end, recorded with the turn's last rows (``end_with``): whether it counted.
+        self._ended: bool | None = None
         self._renewal = run_state.LeaseRenewal(
             agent_id=self.agent_id, run_id=self.run_id, conversation_id=self.conversation_id
         )
@@ -93,7 +97,7 @@ class DjangoConversationStore:
         if held is not None:
             # Created running by this request, its lease taken and its thread read under the row lock.
             self.run.opened_from = None
-            self._fresh = True
+            self._checked = True
             return self._window(
                 held.context_start_seq,
                 held.context_summary_seq,
@@ -122,17 +126,16 @@ class DjangoConversationStore:
         return rows
 
     async def heartbeat(self) -> bool:
-        if self._fresh:
-            # The check before the first step of a run this request created a moment ago: no caller
-            # has its id yet (a cancel of all the agent's runs is seen at the check after the model's answer).
-            self._fresh = False
+        if self._checked:
+            # Checked a moment ago: by the write just guarded with the check (the model's answer, a
+            # step's start), or the run was created running by this request (no caller had its id).
+            self._checked = False
             return False
         return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew=False)
 
     def _release(self) -> None:
-        with transaction.atomic():
-            self._record_finished_step()
-            run_state.release_lease(self.agent_id, self.run_id, self.conversation_id)
+        release = run_state.release_lease_write(self.agent_id, self.run_id, self.conversation_id)
+        writes.write_together([*self._finished_step_writes(), release])
 
     async def release_turn_lock(self) -> None:
         self._renewal.stop()
@@ -225,55 +228,83 @@ class DjangoConversationStore:
                 self._seqs = Agent.objects.hold(self.agent_id, self.conversation_id).seqs
         return self._seqs.take(count)
 
-    def _append(self, drafts: list[MessageDraft], write: StagedWrite | None = None) -> list[MessageSnapshot]:
+    def _append(
+        self, drafts: list[MessageDraft], write: StagedWrite | None = None, *, unless_stopped: bool = False
+    ) -> list[MessageSnapshot]:
         try:
-            return self._insert(drafts, write)
+            if unless_stopped:
+                assert write is None, "a staged write commits in its own transaction"
+                messages = self._messages(drafts)
+                sent, _ = writes.write_together([writes.insert(messages)], unless_cancelled=self.run_id)
+                if not sent:
+                    self._give_back(messages)
+                    raise RunStopped(str(self.run_id))
+                self._checked = True
+            else:
+                messages = self._insert(drafts, write)
+        except RunStopped:
+            raise
         except Exception:
             self._seqs = None  # nothing was stored: read the next seq again
             raise
+        return self._stored(messages)
 
-    def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[MessageSnapshot]:
+    def _messages(self, drafts: Sequence[MessageDraft]) -> list[Message]:
+        """The rows of ``drafts``, with their ``seq`` values taken (not stored yet)."""
+        first = self._take_seqs(len(drafts))
+        return [
+            Message(
+                id=draft.id or uuid.uuid4(),
+                organization_id=self.organization_id,
+                agent_id=self.agent_id,
+                conversation_id=self.conversation_id,
+                seq=first + offset,
+                role=draft.role,
+                content=draft.content,
+                tool_calls=draft.tool_calls,
+                tool_returns=draft.tool_returns,
+                approvals=draft.approvals,
+                metadata=draft.metadata,
+                otid=draft.otid,
+                name=draft.name,
+                images=draft.images,
+                run_id=self.run_id,
+                step_id=draft.step_id,
+                is_err=draft.is_err,
+                sender_user_id=self.sender_user_id if draft.role in ("user", "approval") else None,
+                sender_api_key_id=self.sender_api_key_id if draft.role in ("user", "approval") else None,
+            )
+            for offset, draft in enumerate(drafts)
+        ]
+
+    def _give_back(self, messages: list[Message]) -> None:
+        """Nothing was written: the next rows take these rows' ``seq`` values."""
+        if messages:
+            self._seqs = SeqRange(messages[0].seq - 1)
+
+    def _insert(self, drafts: list[MessageDraft], write: StagedWrite | None) -> list[Message]:
         # One INSERT is atomic by itself; a staged write must commit with the rows, or not at all.
         with transaction.atomic() if write is not None else contextlib.nullcontext():
-            first = self._take_seqs(len(drafts))
-            messages = []
-            for offset, draft in enumerate(drafts):
-                messages.append(
-                    Message(
-                        id=draft.id or uuid.uuid4(),
-                        organization_id=self.organization_id,
-                        agent_id=self.agent_id,
-                        conversation_id=self.conversation_id,
-                        seq=first + offset,
-                        role=draft.role,
-                        content=draft.content,
-                        tool_calls=draft.tool_calls,
-                        tool_returns=draft.tool_returns,
-                        approvals=draft.approvals,
-                        metadata=draft.metadata,
-                        otid=draft.otid,
-                        name=draft.name,
-                        images=draft.images,
-                        run_id=self.run_id,
-                        step_id=draft.step_id,
-                        is_err=draft.is_err,
-                        sender_user_id=self.sender_user_id if draft.role in ("user", "approval") else None,
-                        sender_api_key_id=self.sender_api_key_id if draft.role in ("user", "approval") else None,
-                    )
-                )
+            messages = self._messages(drafts)
             if len(messages) == 1:
                 messages[0].save(force_insert=True)  # ``bulk_create`` would wrap even one row in a transaction
             else:
                 Message.objects.bulk_create(messages)
             if write is not None:
                 write(messages[-1].id)
+        return messages
+
+    def _stored(self, messages: list[Message]) -> list[MessageSnapshot]:
+        """The snapshots of rows just stored, added to this process's window."""
         rows = [m.snapshot() for m in messages]
         if self._shape is not None:
             context_windows.extend(self._window_key, self._shape, rows)
         return rows
 
-    async def append(self, drafts: list[MessageDraft], *, write: StagedWrite | None = None) -> list[MessageSnapshot]:
-        return await sync_to_async(self._append)(drafts, write)
+    async def append(
+        self, drafts: list[MessageDraft], *, write: StagedWrite | None = None, unless_stopped: bool = False
+    ) -> list[MessageSnapshot]:
+        return await sync_to_async(self._append)(drafts, write, unless_stopped=unless_stopped)
 
     def _set_tool_returns(
         self,
@@ -307,44 +338,113 @@ class DjangoConversationStore:
 
     async def finish_run(self, finished: RunFinishedEvent, usage: Usage) -> None:
         self._renewal.stop()
+        if self._ended is not None:  # recorded already, with the turn's last rows (``end_with``)
+            ended, self._ended = self._ended, None
+            if ended:
+                await run_state.announce_end(self.agent_id, finished, conversation_id=self.conversation_id)
+            return
         await run_state.end_run(
             run_pk=self.run_id,
             agent_pk=self.agent_id,
             finished=finished,
             usage=usage,
             conversation_id=self.conversation_id,
-            also=self._record_finished_step,
+            also=self._finished_step_writes(),
         )
 
-    def _start_step(self, number: int, model: str, drafts: Sequence[MessageDraft]) -> tuple[Any, list[MessageSnapshot]]:
-        # The previous step's end, this step's row and the turn's input: one transaction.
-        with transaction.atomic():
-            self._record_finished_step()
-            step = Step.objects.create(
-                organization_id=self.organization_id,
-                agent_id=self.agent_id,
-                run_id=self.run_id,
-                number=number,
-                model=model,
+    def _end_with(
+        self, drafts: list[MessageDraft], step_id: Any, record: StepRecord, end: RunEnd, unless_stopped: bool
+    ) -> list[MessageSnapshot]:
+        messages = self._messages(drafts)
+        verdict = run_state.end_writes(
+            self.run_id,
+            self.agent_id,
+            self.conversation_id,
+            stop_reason=end.stop_reason,
+            usage=end.usage,
+            step_count=end.step_count,
+            error=end.error,
+        )
+        try:
+            sent, counts = writes.write_together(
+                [
+                    writes.insert(messages),
+                    *self._finished_step_writes(keep=True),
+                    self._step_end(step_id, record, timezone.now()),
+                    *verdict,
+                ],
+                unless_cancelled=self.run_id if unless_stopped else None,
             )
-            rows = self._append(list(drafts)) if drafts else []
-        return step.id, rows
+        except Exception:
+            self._seqs = None
+            raise
+        if not sent:
+            self._give_back(messages)
+            raise RunStopped(str(self.run_id))
+        self._finished_step = None
+        self._ended = counts[-1] == 1
+        return self._stored(messages)
+
+    async def end_with(
+        self,
+        drafts: list[MessageDraft],
+        *,
+        step_id: Any,
+        record: StepRecord,
+        end: RunEnd,
+        unless_stopped: bool = False,
+    ) -> list[MessageSnapshot]:
+        return await sync_to_async(self._end_with)(drafts, step_id, record, end, unless_stopped)
+
+    def _start_step(
+        self, number: int, model: str, drafts: Sequence[MessageDraft]
+    ) -> tuple[Any, list[MessageSnapshot]] | None:
+        # The previous step's end, this step's row and the turn's input: one statement, unless the
+        # run has been asked to stop (then nothing is written, and the previous step's end waits).
+        step = Step(
+            organization_id=self.organization_id,
+            agent_id=self.agent_id,
+            run_id=self.run_id,
+            number=number,
+            model=model,
+        )
+        messages = self._messages(drafts) if drafts else []
+        parts = [*self._finished_step_writes(keep=True), writes.insert([step])]
+        try:
+            sent, _ = writes.write_together(
+                [*parts, writes.insert(messages)] if messages else parts, unless_cancelled=self.run_id
+            )
+        except Exception:
+            self._seqs = None
+            raise
+        if not sent:
+            self._give_back(messages)
+            return None
+        self._finished_step = None
+        self._checked = True
+        return step.id, self._stored(messages)
 
     async def start_step(
         self, *, number: int, model: str, drafts: Sequence[MessageDraft] = ()
-    ) -> tuple[Any, list[MessageSnapshot]]:
+    ) -> tuple[Any, list[MessageSnapshot]] | None:
         return await sync_to_async(self._start_step)(number, model, drafts)
 
-    def _record_finished_step(self) -> None:
-        """Write the end of the last finished step, kept since ``finish_step`` (inside the caller's transaction)."""
+    def _finished_step_writes(self, *, keep: bool = False) -> list[writes.Write]:
+        """The end of the last finished step, kept since ``finish_step``, as a write to send with the
+        next ones (forgotten unless ``keep``: the caller forgets it once they are sent)."""
         if self._finished_step is None:
-            return
+            return []
         step_id, record, completed_at = self._finished_step
-        self._finished_step = None
-        Step.objects.filter(pk=step_id).update(
-            status={"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}.get(
-                record.status, StepStatus.CANCELLED
-            ),
+        if not keep:
+            self._finished_step = None
+        return [self._step_end(step_id, record, completed_at)]
+
+    @staticmethod
+    def _step_end(step_id: Any, record: StepRecord, completed_at: datetime) -> writes.Write:
+        statuses = {"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}
+        return writes.update(
+            Step.objects.filter(pk=step_id),
+            status=statuses.get(record.status, StepStatus.CANCELLED),
             stop_reason=record.stop_reason,
             prompt_tokens=record.usage.prompt_tokens,
             completion_tokens=record.usage.completion_tokens,

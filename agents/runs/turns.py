@@ -18,7 +18,7 @@ from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client, takes_images
-from agents.memory.prompt import Skill, memory_source
+from agents.memory.prompt import MemorySection, Skill, memory_source
 from agents.models import Conversation, Message, RunTransport
 from agents.runs.store import DjangoConversationStore
 from agents.services import agent_set_tool_approval
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from accounts.models import ApiKey, User
+    from agents.engine.inputs import TurnRequest
     from agents.engine.types import Transport
     from agents.llm.base import LLMClient
     from agents.models import Agent, Run
@@ -111,10 +112,62 @@ class TurnSetup:
     tool_runner: ToolRunner | None = None
 
 
+@dataclass(frozen=True)
+class Prefetched:
+    """What a turn reads besides its window, read ahead in the start's transaction (``prefetch``)."""
+
+    tools: list[ToolSpec]
+    llm: LLMClient | Exception  # the agent's provider client, or why it has none
+    memory: str  # the memory section of the turn's first step, without the request's skills
+
+
+def prefetch(run: Run) -> Prefetched:
+    """Read the provider, the tools and the first step's memory of ``run``'s turn now: called by the start
+    under the thread's row lock, so these reads join its transaction instead of each being one."""
+    agent = run.agent
+    llm: LLMClient | Exception
+    try:
+        llm = default_llm_client(agent)
+    except Exception as exc:  # raised when the turn opens, where it was raised before
+        llm = exc
+    memory = memory_source(agent).compile_sync()
+    return Prefetched(tools=tool_specs(agent), llm=llm, memory=memory)
+
+
+@dataclass
+class _FirstCompiled:
+    """A memory source whose first compile was read ahead (``Prefetched.memory``); later steps read it again."""
+
+    source: MemorySection
+    first: str | None
+
+    async def compile(self) -> str:
+        if self.first is None:
+            return await self.source.compile()
+        return self._take()
+
+    def compile_sync(self) -> str:
+        return self._take() if self.first is not None else self.source.compile_sync()
+
+    def _take(self) -> str:
+        memory, self.first = self.first or "", None
+        skills = self.source.skills
+        return f"{memory.rstrip(chr(10))}\n\n{skills}" if skills else memory
+
+
 def _collaborators(setup: TurnSetup) -> TurnCollaborators:
     run = setup.run
     agent, sender_user, api_key = run.agent, run.created_by, run.api_key
+    ahead = run.prefetched if isinstance(run.prefetched, Prefetched) else None
+    run.prefetched = None
     settings = model_settings(agent, setup.client_skills)
+    if ahead is not None and isinstance(settings.memory, MemorySection):
+        settings = ModelSettings(**{**settings.__dict__, "memory": _FirstCompiled(settings.memory, ahead.memory)})
+    llm = setup.llm
+    if llm is None and ahead is not None:
+        if isinstance(ahead.llm, Exception):
+            raise ahead.llm
+        llm = ahead.llm
     if setup.max_steps:
         settings = ModelSettings(**{**settings.__dict__, "max_steps": setup.max_steps})
     sender: dict[str, Any] = {}
@@ -130,9 +183,9 @@ def _collaborators(setup: TurnSetup) -> TurnCollaborators:
     )
     collab = TurnCollaborators(
         store=store,
-        llm=setup.llm or default_llm_client(agent),
+        llm=llm or default_llm_client(agent),
         tool_runner=setup.tool_runner or default_tool_runner(),
-        tools=with_client_tools(tool_specs(agent), setup.client_tools),
+        tools=with_client_tools(ahead.tools if ahead is not None else tool_specs(agent), setup.client_tools),
         settings=settings,
         rules=ToolRules.from_json(agent.tool_rules),
         tool_context=ToolContext(
@@ -173,9 +226,58 @@ def _allow_always(agent: Agent) -> Callable[[str], Awaitable[None]]:
     return allow
 
 
+def turn_setup(
+    run: Run,
+    request: TurnRequest,
+    *,
+    stream_tokens: bool = False,
+    llm: LLMClient | None = None,
+    tool_runner: ToolRunner | None = None,
+) -> TurnSetup:
+    """The setup of a turn of ``run`` for ``request`` (its input and options)."""
+    return TurnSetup(
+        run=run,
+        turn_input=request.turn_input(),
+        stream_tokens=stream_tokens,
+        max_steps=request.max_steps,
+        client_tools=request.client_tools or (),
+        client_skills=request.client_skills or (),
+        llm=llm,
+        tool_runner=tool_runner,
+    )
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A turn's collaborators built ahead (``prepare_turn``), or why they could not be."""
+
+    collaborators: TurnCollaborators | None
+    error: Exception | None = None
+
+
+def prepare_turn(run: Run, request: TurnRequest) -> None:
+    """Build the turn's collaborators now, in the thread of the request that started ``run`` (they read
+    nothing more: the start read ahead, the window comes from the cache), so opening the turn costs no
+    thread hop; a failure is raised when the turn opens, as it would have been there."""
+    try:
+        run.prefetched = _Prepared(_collaborators(turn_setup(run, request)))
+    except Exception as exc:
+        run.prefetched = _Prepared(None, exc)
+
+
 async def open_turn(setup: TurnSetup) -> Turn:
     """Start a turn of ``setup.run``'s agent; raises domain errors before anything is streamed."""
-    collab = await sync_to_async(_collaborators)(setup)
+    prepared = setup.run.prefetched
+    if isinstance(prepared, _Prepared) and setup.llm is None and setup.tool_runner is None:
+        setup.run.prefetched = None
+        if prepared.error is not None:
+            raise prepared.error
+        assert prepared.collaborators is not None
+        collab = prepared.collaborators
+    else:
+        if isinstance(prepared, _Prepared):
+            setup.run.prefetched = None  # built for the agent's own provider and tools: not this setup's
+        collab = await sync_to_async(_collaborators)(setup)
     return await start_turn(collab, setup.turn_input, stream_tokens=setup.stream_tokens)
 
 

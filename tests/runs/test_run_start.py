@@ -78,3 +78,24 @@ def test_a_cancel_is_accepted_even_with_nothing_to_cancel(cast):
     response = api.post(f"/v1/agents/{agent.public_id}/messages/cancel", {}, format="json")
 
     assert (response.status_code, response.json()) == (200, {})
+
+
+@pytest.mark.django_db
+def test_a_blocking_send_to_another_organizations_agent_is_a_404_and_starts_no_run(cast):
+    agent = services.agent_create(organization=cast.org_b, name="Theirs", model="demo/echo-1")
+    api = api_client(cast.org_a, cast.alice)
+
+    response = api.post(f"/v1/agents/{agent.public_id}/messages", USER_MESSAGE, format="json")
+
+    assert response.status_code == 404
+    assert response.json()["detail"] == "Agent not found"
+    assert not Run.objects.filter(agent=agent).exists()
+
+
+@pytest.mark.django_db
+def test_a_blocking_send_to_an_unknown_agent_is_a_404_even_when_its_body_does_not_parse(cast):
+    api = api_client(cast.org_a, cast.alice)
+
+    response = api.post("/v1/agents/agent-00000000-0000-0000-0000-000000000000/messages", {"x": 1}, format="json")
+
+    assert response.status_code == 404
