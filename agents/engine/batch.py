@@ -7,6 +7,7 @@ whatever its origin, is built by ``tool_result``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 from agents.engine import approvals as approval_rules
 from agents.engine.state import calls_this_turn, missing_results
 from agents.engine.store import MessageDraft
-from tools.base import StaleWrite
+from tools import elicitation
+from tools.base import StaleWrite, ToolInputRequired
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -55,6 +57,16 @@ class BatchCancelled(Exception):
     """The run was asked to stop between two calls; the calls not run got a cancelled result."""
 
 
+class BatchPaused(Exception):
+    """A call asked the person for input (``tools.elicitation``) before any result of its batch was stored: it
+    now waits for an answer as an approval; ``assistant`` is its row as updated. The rest of the batch runs
+    once the answer came."""
+
+    def __init__(self, assistant: MessageSnapshot) -> None:
+        super().__init__("a call waits for a person's answer")
+        self.assistant = assistant
+
+
 @dataclass
 class BatchRunner:
     """Runs the batches of one turn. ``rows`` is the turn's in-context list, kept up to date in place."""
@@ -68,10 +80,12 @@ class BatchRunner:
     cancel_requested: Callable[[], Awaitable[bool]]
 
     async def run(self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]) -> MessageSnapshot:
-        """Answer every call of ``assistant`` and return its tool row; raises ``BatchCancelled``."""
+        """Answer every call of ``assistant`` and return its tool row; raises ``BatchCancelled``, or
+        ``BatchPaused`` when the first call to run asks the person for input and nothing answered it yet.
+        A call that asked for input runs again with its answer, a declined one included."""
         calls = assistant.tool_calls
         client = [c for c in calls if c["id"] in decisions and decisions[c["id"]].kind == "tool"]
-        denied = [c for c in calls if c["id"] in decisions and decisions[c["id"]].denied]
+        denied = [c for c in calls if c["id"] in decisions and decisions[c["id"]].denied and "elicitation" not in c]
         answered = client + denied
         to_run = [c for c in calls if c not in answered]
         results = [self._answer(call, decisions[call["id"]]) for call in answered]
@@ -87,7 +101,16 @@ class BatchRunner:
                 raise BatchCancelled()
             decision = decisions.get(call["id"])
             edited = json.dumps(decision.arguments) if decision is not None and decision.edited else None
-            tool_row = await self._run_and_save(tool_row, results, call, called, arguments=edited)
+            try:
+                tool_row = await self._run_and_save(
+                    tool_row, results, call, called, arguments=edited, decision=decision
+                )
+            except ToolInputRequired as asked:
+                if tool_row is None and not decisions:
+                    raise BatchPaused(await self._ask(assistant, call, asked.request)) from None
+                # Answers were stored before it asked (an approval, an earlier call): it cannot wait now.
+                results.append(tool_result(call, "error", f"Error: {asked.error}"))
+                tool_row = await self._save(tool_row, results)
             called.append(call["name"])
         assert tool_row is not None, "a batch has at least one call"
         return tool_row
@@ -96,6 +119,18 @@ class BatchRunner:
         return any(
             r.get("status") == "success" and self.rules.is_terminal(r.get("name", "")) for r in tool_row.tool_returns
         )
+
+    async def _ask(
+        self, assistant: MessageSnapshot, call: StoredToolCall, request: dict[str, object]
+    ) -> MessageSnapshot:
+        """Make ``call`` wait for a person's answer to ``request``, as an approval request of its own."""
+        calls = [
+            {**c, "requires_approval": True, "elicitation": request} if c["id"] == call["id"] else c
+            for c in assistant.tool_calls
+        ]
+        row = await self.store.set_tool_calls(assistant.id, calls)  # type: ignore[arg-type]
+        self.rows[:] = [row if r.id == row.id else r for r in self.rows]
+        return row
 
     @staticmethod
     def _answer(call: StoredToolCall, decision: approval_rules.Decision) -> StoredToolReturn:
@@ -123,11 +158,12 @@ class BatchRunner:
         called: list[str],
         *,
         arguments: str | None,
+        decision: approval_rules.Decision | None = None,
     ) -> MessageSnapshot:
         """Run ``call`` and store its result (appended to ``results``) with the tool's staged change, if any,
         in one transaction. A change gone stale meanwhile runs the call again, on the data as it is now."""
         for _attempt in range(STALE_WRITE_ATTEMPTS):
-            result, write = await self._execute(call, called, arguments=arguments)
+            result, write = await self._execute(call, called, arguments=arguments, decision=decision)
             try:
                 row = await self._save(tool_row, [*results, result], write)
             except StaleWrite:
@@ -138,9 +174,15 @@ class BatchRunner:
         return await self._save(tool_row, results)
 
     async def _execute(
-        self, call: StoredToolCall, called: list[str], *, arguments: str | None
+        self,
+        call: StoredToolCall,
+        called: list[str],
+        *,
+        arguments: str | None,
+        decision: approval_rules.Decision | None = None,
     ) -> tuple[StoredToolReturn, StagedWrite | None]:
-        """Run ``call`` with its arguments, or with ``arguments`` (JSON text) when a person edited them."""
+        """Run ``call`` with its arguments, or with ``arguments`` (JSON text) when a person edited them; a call
+        that asked the person for input runs with their answer (``decision``)."""
         spec = self.specs.get(call["name"])
         if spec is None:
             missing = f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
@@ -148,7 +190,11 @@ class BatchRunner:
         violation = self.rules.violation(spec.name, called, set(self.specs))
         if violation:
             return tool_result(call, "error", violation), None
-        outcome = await self.tool_runner.run(spec, arguments or call.get("arguments") or "{}", self.tool_context)
+        context = self.tool_context
+        if decision is not None and decision.kind == "approval" and "elicitation" in call:
+            reply = elicitation.reply_for(call["elicitation"], approve=decision.approve, reason=decision.reason)
+            context = dataclasses.replace(context, elicitation=reply)
+        outcome = await self.tool_runner.run(spec, arguments or call.get("arguments") or "{}", context)
         result = tool_result(
             call,
             outcome.status,

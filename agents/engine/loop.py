@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
-from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
+from agents.engine.batch import BatchCancelled, BatchPaused, BatchRunner, repair_interrupted_batch
 from agents.engine.compaction import CompactionFailed, is_summary
 from agents.engine.completion import StepOutput, delta_event
 from agents.engine.context import ModelSettings, build_step_request
@@ -343,10 +343,16 @@ class Turn:
             terminal_ran, tool_ms = False, None
             if assistant.tool_calls and not awaits_approval:
                 tool_started = time.monotonic()
-                tool_row = await self._run_batch(assistant, {})
+                try:
+                    tool_row = await self._run_batch(assistant, {})
+                except BatchPaused as paused:
+                    # A call asked the person for input: it waits as an approval request (its row, again).
+                    awaits_approval = True
+                    yield self._message(paused.assistant)
+                else:
+                    yield self._message(tool_row)
+                    terminal_ran = self.batches.terminal_tool_ran(tool_row)
                 tool_ms = _ms_since(tool_started)
-                yield self._message(tool_row)
-                terminal_ran = self.batches.terminal_tool_ran(tool_row)
             stop = decide_after_step(
                 StepFacts(
                     truncated=truncated,

@@ -19,7 +19,7 @@ from django.utils import timezone
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, StepRecord
 from agents.memory.compaction import store_compaction
 from agents.memory.window_cache import WindowShape, context_windows
-from agents.models import Agent, Conversation, Message, MessageQuerySet, Run, SeqRange, Step, StepStatus
+from agents.models import Agent, Conversation, Message, MessageQuerySet, MessageRole, Run, SeqRange, Step, StepStatus
 from agents.runs import state as run_state
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from agents.engine.events import RunFinishedEvent
-    from agents.engine.types import StoredToolReturn
+    from agents.engine.types import StoredToolCall, StoredToolReturn
     from agents.llm.base import Usage
     from tools.base import StagedWrite
 
@@ -288,6 +288,17 @@ class DjangoConversationStore:
         self, message_id: Any, tool_returns: list[StoredToolReturn], *, write: StagedWrite | None = None
     ) -> MessageSnapshot:
         return await sync_to_async(self._set_tool_returns)(message_id, tool_returns, write)
+
+    def _set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:
+        updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id, role=MessageRole.ASSISTANT).update(
+            tool_calls=tool_calls
+        )
+        if updated != 1:
+            raise Message.DoesNotExist(f"No assistant row {message_id} of agent {self.agent_id}")
+        return Message.objects.get(pk=message_id).snapshot()
+
+    async def set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:
+        return await sync_to_async(self._set_tool_calls)(message_id, tool_calls)
 
     # --- run and steps ----------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from agents.engine.compaction import summary_from_text
 from agents.engine.types import ToolStatus, Transport
 from agents.models import MessageRole
 from agents.wire.values import DateTime, letta_date, part_otid
+from tools import elicitation
 
 # Also imported from here, where they used to live.
 from agents.wire.values import letta_timestamp as letta_timestamp
@@ -146,6 +147,9 @@ class ToolCallMessage(_CallsMessage):
 
 class ApprovalRequestMessage(_CallsMessage):
     message_type: Literal["approval_request_message"]
+    elicitations: NotRequired[list[dict[str, Any]]]
+    """This server's addition, only on calls that asked the person for input (``tools.elicitation``): per call
+    ``tool_call_id``, ``server``, ``message``, ``requested_schema`` and the form's ``fields``."""
 
 
 class ToolReturnMessage(_LettaMessage, _ToolResult):
@@ -332,8 +336,23 @@ def _assistant_messages(row: Any) -> list[LettaMessage]:
         batch = [wire_tool_call(c) for c in calls if bool(c.get("requires_approval")) is gated]
         if batch:
             otid = part_otid(row.id, len(messages))
-            messages.append(calls_message(row, otid, gated=gated, tool_call=batch[0], tool_calls=batch))
+            message = calls_message(row, otid, gated=gated, tool_call=batch[0], tool_calls=batch)
+            asked = [wire_elicitation(c) for c in calls if gated and c.get("elicitation")]
+            messages.append(message | {"elicitations": asked} if asked else message)  # type: ignore[arg-type]
     return messages
+
+
+def wire_elicitation(call: Any) -> dict[str, Any]:
+    """What a call asked the person (``StoredToolCall.elicitation``), with the form a page shows for it."""
+    asked = call.get("elicitation") or {}
+    schema = asked.get("requested_schema") or {}
+    return {
+        "tool_call_id": call.get("id"),
+        "server": asked.get("server"),
+        "message": asked.get("message"),
+        "requested_schema": schema,
+        "fields": asked.get("fields") or elicitation.form_fields(schema),
+    }
 
 
 def _tool_return_message(row: Any) -> list[LettaMessage]:
