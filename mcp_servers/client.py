@@ -133,6 +133,7 @@ class _Statuses:
     replies: list[ElicitationReply] = field(default_factory=list)
 
     async def elicit(self, context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        asked: dict[str, Any]
         if isinstance(params, ElicitRequestFormParams):
             asked = {"message": params.message, "requested_schema": dict(params.requested_schema)}
             for reply in self.replies:

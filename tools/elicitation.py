@@ -59,7 +59,7 @@ def _kind(prop: Any) -> FieldKind | None:
     if isinstance(prop.get("oneOf"), list) and all(isinstance(o, dict) and "const" in o for o in prop["oneOf"]):
         return "enum"
     kind = prop.get("type")
-    return kind if kind in PRIMITIVES else None  # type: ignore[return-value]
+    return kind if kind in PRIMITIVES else None
 
 
 def _options(prop: dict[str, Any]) -> list[dict[str, str]]:

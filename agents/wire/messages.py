@@ -27,11 +27,11 @@ from agents.engine.compaction import summary_from_text
 from agents.engine.types import ToolStatus, Transport
 from agents.models import MessageRole
 from agents.wire.values import DateTime, letta_date, part_otid
-from tools import elicitation
 
 # Also imported from here, where they used to live.
 from agents.wire.values import letta_timestamp as letta_timestamp
 from agents.wire.values import public_id as public_id
+from tools import elicitation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -240,11 +240,12 @@ def calls_message(
 ) -> ToolCallMessage | ApprovalRequestMessage:
     """The ``approval_request_message`` (``gated``) or ``tool_call_message`` of some calls of ``row``."""
     if gated:
-        return {
-            **message_header(row, "approval_request_message", otid),
+        request: ApprovalRequestMessage = {
+            **message_header(row, "approval_request_message", otid),  # type: ignore[typeddict-item]  # NotRequired
             "tool_call": tool_call,
             "tool_calls": tool_calls,
         }
+        return request
     return {**message_header(row, "tool_call_message", otid), "tool_call": tool_call, "tool_calls": tool_calls}
 
 
