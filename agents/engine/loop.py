@@ -343,16 +343,10 @@ class Turn:
             terminal_ran, tool_ms = False, None
             if assistant.tool_calls and not awaits_approval:
                 tool_started = time.monotonic()
-                try:
-                    tool_row = await self._run_batch(assistant, {})
-                except BatchPaused as paused:
-                    # A call asked the person for input: it waits as an approval request (its row, again).
-                    awaits_approval = True
-                    yield self._message(paused.assistant)
-                else:
-                    yield self._message(tool_row)
-                    terminal_ran = self.batches.terminal_tool_ran(tool_row)
-                tool_ms = _ms_since(tool_started)
+                answered = await self._run_free_calls(assistant)  # the tool row, or this row: a call asks the person
+                tool_ms, awaits_approval = _ms_since(tool_started), answered.role == "assistant"
+                yield self._message(answered)
+                terminal_ran = self.batches.terminal_tool_ran(answered)
             stop = decide_after_step(
                 StepFacts(
                     truncated=truncated,
@@ -453,6 +447,14 @@ class Turn:
         return row
 
     # --- running a batch of tool calls ---------------------------------------------------
+
+    async def _run_free_calls(self, assistant: MessageSnapshot) -> MessageSnapshot:
+        """The calls of a step that needs no approval: their tool row or, when a call asked the person for
+        input (``tools.elicitation``), the step's assistant row again, its call now waiting for an answer."""
+        try:
+            return await self._run_batch(assistant, {})
+        except BatchPaused as paused:
+            return paused.assistant
 
     async def _run_batch(
         self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]
