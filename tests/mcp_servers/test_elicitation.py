@@ -4,12 +4,16 @@ question, and the person's answer, over the API, reaches the server when the cal
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.utils import timezone
 
+from agents.approvals.expiry import expire_pending_approvals
 from agents.models import Message, Run
 from tests.mcp_servers.test_mcp_agents import agent_with, of_type, send
+from tests.support.polling import poll
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,6 +25,12 @@ if TYPE_CHECKING:
     from tests.mcp_servers.conftest import RunningServer
 
 pytestmark = pytest.mark.django_db
+
+
+def sse(response: Any) -> list[dict[str, Any]]:
+    body = b"".join(response).decode()
+    frames = [frame.removeprefix("data: ") for frame in body.split("\n\n") if frame.startswith("data: ")]
+    return [json.loads(frame) for frame in frames if frame != "[DONE]"]
 
 
 def answer(api: APIClient, agent: Agent, call_id: str, *, approve: bool, reason: str | None) -> Any:
@@ -152,3 +162,42 @@ def test_a_different_question_on_the_second_call_is_a_tool_error(
         in (result["tool_return"])
     )
     assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
+
+
+@pytest.mark.parametrize("stream_tokens", [False, True])
+def test_a_streamed_turn_sends_the_call_again_as_an_approval_request_with_the_question(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], stream_tokens: bool
+) -> None:
+    agent = agent_with(cast.org_a, "stateful", mcp_server("stateful").url)
+    body = {
+        "messages": [{"role": "user", "content": "call confirm_delete with path=/a"}],
+        "stream_tokens": stream_tokens,
+    }
+
+    chunks = sse(alice_api.post(f"/v1/agents/{agent.public_id}/messages/stream", body, format="json"))
+
+    kinds = [chunk["message_type"] for chunk in chunks if chunk.get("message_type", "").endswith("_message")]
+    assert "tool_return_message" not in kinds
+    [request] = [chunk for chunk in chunks if chunk["message_type"] == "approval_request_message"]
+    assert request["tool_call"]["name"] == "confirm_delete"
+    assert request["elicitations"][0]["message"] == "Delete /a?"
+    assert [c["stop_reason"] for c in chunks if c["message_type"] == "stop_reason"] == ["requires_approval"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_question_left_past_the_approval_expiry_is_declined_to_the_server(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], settings: Any
+) -> None:
+    settings.RUN_EXECUTOR = "inprocess"
+    agent = agent_with(cast.org_a, "stateful", mcp_server("stateful").url)
+    send(alice_api, agent, "call confirm_delete with path=/forgotten")
+    cast.org_a.approval_expiry_minutes = 30
+    cast.org_a.save()
+
+    assert expire_pending_approvals(now=timezone.now() + timedelta(hours=1)) == 1
+
+    poll(lambda: Run.objects.filter(agent=agent).count(), lambda count: count == 2)
+    run = poll(lambda: Run.objects.filter(agent=agent).latest("created_at"), lambda run: run.status == "completed")
+    assert run.stop_reason == "end_turn"
+    [result] = Message.objects.get(agent=agent, role="tool").tool_returns
+    assert result["tool_return"] == "decline: nothing deleted at /forgotten"
