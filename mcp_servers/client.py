@@ -207,15 +207,15 @@ async def list_tools(endpoint: Endpoint) -> list[MCPTool]:
 
 
 async def call_tool(
-    endpoint: Endpoint, name: str, arguments: dict[str, Any], *, reply: ElicitationReply | None = None
+    endpoint: Endpoint, name: str, arguments: dict[str, Any], *, replies: tuple[ElicitationReply, ...] = ()
 ) -> CallToolResult:
     """Call ``name`` with ``arguments``; the whole call (connecting included) ends within its deadline.
 
-    ``reply`` answers the server's question if it asks it again (a person's answer to it on an earlier
-    call); a question nothing answers ends the call with ``MCPElicitationRequired``.
+    ``replies`` answer the server's questions if it asks them again (a person's answers on earlier calls);
+    a question nothing answers ends the call with ``MCPElicitationRequired``.
     """
     connect, _list, call_seconds = _timeouts()
-    statuses = _Statuses(replies=[reply] if reply is not None else [])
+    statuses = _Statuses(replies=list(replies))
 
     async def call(client: Client) -> CallToolResult:
         return await client.call_tool(name, arguments, read_timeout_seconds=call_seconds)

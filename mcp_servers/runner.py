@@ -6,9 +6,10 @@ headers, and the call carries ``X-Agent-Id``. Every failure is a ``ToolError`` t
 
 A server that asks the person for input mid-call (elicitation, form mode) gets an error at once
 and the call raises ``ToolInputRequired`` with the question: the engine stops the run for approval
-and, once a person answered, calls again with the answer in ``context.elicitation``, which the
-client gives the server when it asks the same question. A different question on that second call,
-a question this server cannot show as a form, or a URL-mode one is a tool error.
+and, once a person answered, calls again with the answers in ``context.elicitation_replies``, which
+the client gives the server when it asks those questions again (a new question asks the person
+again, up to ``tools.elicitation.MAX_ROUNDS``). A question this server cannot show as a form, or a
+URL-mode one, is a tool error.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: Tool
     if endpoint is None:
         raise ToolError(f"The MCP server of {spec.name} is not registered in this organization.")
     try:
-        result = await client.call_tool(endpoint, spec.name, arguments, reply=context.elicitation)
+        result = await client.call_tool(endpoint, spec.name, arguments, replies=context.elicitation_replies)
     except MCPElicitationRequired as exc:
-        raise _asked(endpoint, spec, context, exc) from exc
+        raise _asked(endpoint, spec, exc) from exc
     except (MCPConnectionFailed, MCPTimeout, UnsafeMCPURL) as exc:
         raise ToolError(str(exc.detail)) from exc
     ok, text = result_text(result)
@@ -61,17 +62,10 @@ async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: Tool
     return text
 
 
-def _asked(
-    endpoint: client.Endpoint, spec: ToolSpec, context: ToolContext, exc: MCPElicitationRequired
-) -> ToolInputRequired | ToolError:
+def _asked(endpoint: client.Endpoint, spec: ToolSpec, exc: MCPElicitationRequired) -> ToolInputRequired | ToolError:
     """What a call the server asked a question in becomes: a question for the person, or a tool error."""
     question = exc.requests[0]
     message, schema = str(question.get("message") or ""), question.get("requested_schema")
-    if context.elicitation is not None:
-        return ToolError(
-            f'The MCP server {endpoint.name} asked again while calling {spec.name} (elicitation: "{message}") '
-            f'after the person answered "{context.elicitation.message}"; the call did not complete.'
-        )
     if schema is None:
         return ToolError(
             f"The MCP server {endpoint.name} asked the person to open a link while calling {spec.name} "

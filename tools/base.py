@@ -43,8 +43,8 @@ class ToolContext:
     agent_id: uuid.UUID
     run_id: uuid.UUID | None = None
     env_vars: dict[str, str] = field(default_factory=dict)
-    elicitation: ElicitationReply | None = None
-    """A person's answer to what the tool asked on an earlier run of this call (``tools.elicitation``)."""
+    elicitation_replies: tuple[ElicitationReply, ...] = ()
+    """A person's answers to what the tool asked on earlier runs of this call (``tools.elicitation``)."""
 
 
 @dataclass(frozen=True)

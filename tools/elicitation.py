@@ -23,6 +23,8 @@ PRIMITIVES = frozenset({"string", "number", "integer", "boolean"})
 CANCEL = "cancel"
 """The ``reason`` of a denial that cancels the question rather than declining it."""
 MAX_FIELDS = 30
+MAX_ROUNDS = 3
+"""How many questions one call may ask the person, one after the other, before it is a tool error."""
 
 
 def request(server: str, message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
@@ -117,3 +119,27 @@ def reply_for(elicitation: dict[str, Any], *, approve: bool, reason: str | None)
     if approve:
         return ElicitationReply(message, schema, "accept", answer_content(elicitation, reason))
     return ElicitationReply(message, schema, "cancel" if (reason or "").strip() == CANCEL else "decline")
+
+
+def replies_for(elicitation: dict[str, Any], *, approve: bool, reason: str | None) -> tuple[ElicitationReply, ...]:
+    """Every answer the call's next run gives the server: those of its earlier questions, then this one's."""
+    earlier = tuple(ElicitationReply(**answered) for answered in elicitation.get("answered") or [])
+    return (*earlier, reply_for(elicitation, approve=approve, reason=reason))
+
+
+def asked_again(
+    elicitation: dict[str, Any] | None, request: dict[str, Any], reply: ElicitationReply | None
+) -> dict[str, Any]:
+    """The question a call asks after ``elicitation`` (its previous question, answered with ``reply``): ``request``
+    with the answers so far, which its next run gives the server again, and its ``round``."""
+    answered = list((elicitation or {}).get("answered") or [])
+    if elicitation is not None and reply is not None:
+        answered.append(
+            {
+                "message": reply.message,
+                "requested_schema": reply.requested_schema,
+                "action": reply.action,
+                "content": reply.content,
+            }
+        )
+    return {**request, "answered": answered, "round": len(answered) + 1}

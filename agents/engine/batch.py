@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agents.engine import approvals as approval_rules
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from agents.engine.rules import ToolRules
     from agents.engine.store import ConversationStore, MessageSnapshot
     from agents.engine.types import ModelToolCall, StoredToolCall, StoredToolReturn, ToolStatus
-    from tools.base import StagedWrite, ToolContext, ToolRunner, ToolSpec
+    from tools.base import ElicitationReply, StagedWrite, ToolContext, ToolRunner, ToolSpec
 
 INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
 CANCELLED_RESULT = "Error: the run was cancelled before this tool call ran."
@@ -67,6 +67,13 @@ class BatchPaused(Exception):
         self.assistant = assistant
 
 
+ASKED_RESULT = (
+    "Error: the MCP server asked the person for input ({message!r}); the call is made again, as {call_id}, "
+    "once they answer."
+)
+TOO_MANY_QUESTIONS = "Error: {error} It asked {rounds} questions in a row, the most one call may ask."
+
+
 @dataclass
 class BatchRunner:
     """Runs the batches of one turn. ``rows`` is the turn's in-context list, kept up to date in place."""
@@ -78,6 +85,8 @@ class BatchRunner:
     tool_context: ToolContext
     rows: list[MessageSnapshot]
     cancel_requested: Callable[[], Awaitable[bool]]
+    asking: list[StoredToolCall] = field(default_factory=list)
+    """Calls that asked the person a question and are asked again on a row of their own (``ask_again``)."""
 
     async def run(self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]) -> MessageSnapshot:
         """Answer every call of ``assistant`` and return its tool row; raises ``BatchCancelled``, or
@@ -101,15 +110,14 @@ class BatchRunner:
                 raise BatchCancelled()
             decision = decisions.get(call["id"])
             edited = json.dumps(decision.arguments) if decision is not None and decision.edited else None
+            replies = _replies(call, decision)
             try:
-                tool_row = await self._run_and_save(
-                    tool_row, results, call, called, arguments=edited, decision=decision
-                )
+                tool_row = await self._run_and_save(tool_row, results, call, called, arguments=edited, replies=replies)
             except ToolInputRequired as asked:
                 if tool_row is None and not decisions:
                     raise BatchPaused(await self._ask(assistant, call, asked.request)) from None
-                # Answers were stored before it asked (an approval, an earlier call): it cannot wait now.
-                results.append(tool_result(call, "error", f"Error: {asked.error}"))
+                # Results or answers are stored after this batch's row already: it is asked again on a row of its own.
+                results.append(self._ask_again(call, asked, replies[-1] if replies else None))
                 tool_row = await self._save(tool_row, results)
             called.append(call["name"])
         assert tool_row is not None, "a batch has at least one call"
@@ -119,6 +127,34 @@ class BatchRunner:
         return any(
             r.get("status") == "success" and self.rules.is_terminal(r.get("name", "")) for r in tool_row.tool_returns
         )
+
+    def _ask_again(
+        self, call: StoredToolCall, asked: ToolInputRequired, reply: ElicitationReply | None
+    ) -> StoredToolReturn:
+        """The result of a call that asked a question it cannot wait for on its own row; the question is asked
+        again by a call of its own (``ask_again``), up to ``MAX_ROUNDS`` questions."""
+        request = elicitation.asked_again(call.get("elicitation"), asked.request, reply)
+        if request["round"] > elicitation.MAX_ROUNDS:
+            return tool_result(call, "error", TOO_MANY_QUESTIONS.format(error=asked.error, rounds=request["round"]))
+        again: StoredToolCall = {
+            "id": f"{call['id'].split('-ask')[0]}-ask{request['round']}",
+            "name": call["name"],
+            "arguments": call["arguments"],
+            "requires_approval": True,
+            "elicitation": request,
+        }
+        self.asking.append(again)
+        return tool_result(call, "error", ASKED_RESULT.format(message=request["message"], call_id=again["id"]))
+
+    async def ask_again(self, step_id: object) -> MessageSnapshot | None:
+        """The row that asks again what calls of the last batch asked the person (``_ask_again``), if any: an
+        assistant row of its own, after everything stored so far, whose calls wait for the answers."""
+        if not self.asking:
+            return None
+        calls, self.asking = self.asking, []
+        [row] = await self.store.append([MessageDraft(role="assistant", tool_calls=calls, step_id=step_id)])
+        self.rows.append(row)
+        return row
 
     async def _ask(
         self, assistant: MessageSnapshot, call: StoredToolCall, request: dict[str, object]
@@ -158,12 +194,12 @@ class BatchRunner:
         called: list[str],
         *,
         arguments: str | None,
-        decision: approval_rules.Decision | None = None,
+        replies: tuple[ElicitationReply, ...] = (),
     ) -> MessageSnapshot:
         """Run ``call`` and store its result (appended to ``results``) with the tool's staged change, if any,
         in one transaction. A change gone stale meanwhile runs the call again, on the data as it is now."""
         for _attempt in range(STALE_WRITE_ATTEMPTS):
-            result, write = await self._execute(call, called, arguments=arguments, decision=decision)
+            result, write = await self._execute(call, called, arguments=arguments, replies=replies)
             try:
                 row = await self._save(tool_row, [*results, result], write)
             except StaleWrite:
@@ -179,10 +215,10 @@ class BatchRunner:
         called: list[str],
         *,
         arguments: str | None,
-        decision: approval_rules.Decision | None = None,
+        replies: tuple[ElicitationReply, ...] = (),
     ) -> tuple[StoredToolReturn, StagedWrite | None]:
         """Run ``call`` with its arguments, or with ``arguments`` (JSON text) when a person edited them; a call
-        that asked the person for input runs with their answer (``decision``)."""
+        that asked the person for input runs with their answers (``replies``)."""
         spec = self.specs.get(call["name"])
         if spec is None:
             missing = f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
@@ -190,10 +226,7 @@ class BatchRunner:
         violation = self.rules.violation(spec.name, called, set(self.specs))
         if violation:
             return tool_result(call, "error", violation), None
-        context = self.tool_context
-        if decision is not None and decision.kind == "approval" and "elicitation" in call:
-            reply = elicitation.reply_for(call["elicitation"], approve=decision.approve, reason=decision.reason)
-            context = dataclasses.replace(context, elicitation=reply)
+        context = dataclasses.replace(self.tool_context, elicitation_replies=replies) if replies else self.tool_context
         outcome = await self.tool_runner.run(spec, arguments or call.get("arguments") or "{}", context)
         result = tool_result(
             call,
@@ -204,6 +237,13 @@ class BatchRunner:
             stderr=outcome.stderr,
         )
         return result, outcome.write
+
+
+def _replies(call: StoredToolCall, decision: approval_rules.Decision | None) -> tuple[ElicitationReply, ...]:
+    """The answers a call that asked the person for input runs with: the earlier ones and the person's ``decision``."""
+    if decision is None or decision.kind != "approval" or "elicitation" not in call:
+        return ()
+    return elicitation.replies_for(call["elicitation"], approve=decision.approve, reason=decision.reason)
 
 
 async def repair_interrupted_batch(store: ConversationStore, rows: list[MessageSnapshot]) -> list[MessageSnapshot]:

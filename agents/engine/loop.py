@@ -283,6 +283,10 @@ class Turn:
         yield self._message(tool_row)
         for event in await self._user_messages(follow_ups):
             yield event
+        again = await self.batches.ask_again(self._pending.message.step_id)
+        if again is not None:  # a call asked the person for input again: it waits for the answer
+            yield self._message(again)
+            raise _Finish(StopReason.REQUIRES_APPROVAL)
         if self.batches.terminal_tool_ran(tool_row):
             raise _Finish(StopReason.TOOL_RULE)
 
@@ -329,7 +333,6 @@ class Turn:
                 raise
             llm_ms = _ms_since(llm_started)
             self.tally.add(outcome.usage)
-
             truncated = outcome.finish_reason == "length"
             if truncated:
                 truncations += 1
@@ -343,10 +346,11 @@ class Turn:
             terminal_ran, tool_ms = False, None
             if assistant.tool_calls and not awaits_approval:
                 tool_started = time.monotonic()
-                answered = await self._run_free_calls(assistant)  # the tool row, or this row: a call asks the person
-                tool_ms, awaits_approval = _ms_since(tool_started), answered.role == "assistant"
-                yield self._message(answered)
-                terminal_ran = self.batches.terminal_tool_ran(answered)
+                answered = await self._run_free_calls(assistant)  # the tool row, and a row asking the person
+                tool_ms, awaits_approval = _ms_since(tool_started), answered[-1].role == "assistant"
+                for row in answered:
+                    yield self._message(row)
+                terminal_ran = self.batches.terminal_tool_ran(answered[0])
             stop = decide_after_step(
                 StepFacts(
                     truncated=truncated,
@@ -448,13 +452,16 @@ class Turn:
 
     # --- running a batch of tool calls ---------------------------------------------------
 
-    async def _run_free_calls(self, assistant: MessageSnapshot) -> MessageSnapshot:
-        """The calls of a step that needs no approval: their tool row or, when a call asked the person for
-        input (``tools.elicitation``), the step's assistant row again, its call now waiting for an answer."""
+    async def _run_free_calls(self, assistant: MessageSnapshot) -> list[MessageSnapshot]:
+        """The calls of a step that needs no approval: their tool row, then the row asking again what a call
+        asked the person (``tools.elicitation``), if any; or, when the first call asked, the step's assistant
+        row again, that call now waiting for an answer."""
         try:
-            return await self._run_batch(assistant, {})
+            tool_row = await self._run_batch(assistant, {})
         except BatchPaused as paused:
-            return paused.assistant
+            return [paused.assistant]
+        again = await self.batches.ask_again(assistant.step_id)
+        return [tool_row, again] if again is not None else [tool_row]
 
     async def _run_batch(
         self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]

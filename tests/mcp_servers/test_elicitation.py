@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from django.utils import timezone
 
+from agents import services
 from agents.approvals.expiry import expire_pending_approvals
 from agents.models import Message, Run
 from tests.mcp_servers.test_mcp_agents import agent_with, of_type, send
@@ -145,23 +146,50 @@ def test_another_organization_cannot_answer_the_question(
     assert Run.objects.filter(agent=agent).count() == 1
 
 
-def test_a_different_question_on_the_second_call_is_a_tool_error(
+def test_each_new_question_asks_the_person_again_on_a_call_of_its_own_up_to_three(
     alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
     agent = agent_with(cast.org_a, "stateful", mcp_server("stateful").url)
-    body = send(alice_api, agent, "call ask_twice with topic=elicitation-test")
-    [request] = of_type(body, "approval_request_message")
-    assert request["elicitations"][0]["message"] == "Question 1 about elicitation-test?"
+    [request] = of_type(send(alice_api, agent, "call ask_twice with topic=rounds"), "approval_request_message")
+    first_id = request["tool_call"]["tool_call_id"]
+    assert request["elicitations"][0]["message"] == "Question 1 about rounds?"
 
-    response = answer(alice_api, agent, request["tool_call"]["tool_call_id"], approve=True, reason='{"confirm":true}')
+    for number in (2, 3):
+        call_id = request["tool_call"]["tool_call_id"]
+        body = answer(alice_api, agent, call_id, approve=True, reason='{"confirm": true}').json()
+        assert body["stop_reason"]["stop_reason"] == "requires_approval"
+        [result] = of_type(body, "tool_return_message")
+        assert (result["tool_call_id"], result["status"]) == (call_id, "error")
+        assert f"asked the person for input ('Question {number} about rounds?')" in result["tool_return"]
+        [request] = of_type(body, "approval_request_message")
+        assert request["tool_call"]["tool_call_id"] == f"{first_id}-ask{number}"
+        assert request["tool_call"]["arguments"] == '{"topic": "rounds"}'
+        assert request["elicitations"][0]["message"] == f"Question {number} about rounds?"
 
-    [result] = of_type(response.json(), "tool_return_message")
+    body = answer(alice_api, agent, request["tool_call"]["tool_call_id"], approve=True, reason='{"confirm": true}')
+    [result] = of_type(body.json(), "tool_return_message")
     assert result["status"] == "error"
-    assert (
-        'asked again while calling ask_twice (elicitation: "Question 2 about elicitation-test?")'
-        in (result["tool_return"])
-    )
-    assert response.json()["stop_reason"]["stop_reason"] == "end_turn"
+    assert "It asked 4 questions in a row, the most one call may ask" in result["tool_return"]
+    assert body.json()["stop_reason"]["stop_reason"] == "end_turn"
+
+
+def test_a_tool_that_asks_for_approval_then_asks_a_question_gets_both_answers(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
+) -> None:
+    agent = agent_with(cast.org_a, "stateful", mcp_server("stateful").url)
+    services.agent_set_tool_approval(agent=agent, tool_name="confirm_delete", requires_approval=True)
+    [request] = of_type(send(alice_api, agent, "call confirm_delete with path=/c"), "approval_request_message")
+    assert "elicitations" not in request
+
+    approved = answer(alice_api, agent, request["tool_call"]["tool_call_id"], approve=True, reason=None).json()
+
+    assert approved["stop_reason"]["stop_reason"] == "requires_approval"
+    [asked] = of_type(approved, "approval_request_message")
+    assert asked["elicitations"][0]["message"] == "Delete /c?"
+    reason = json.dumps({"confirm": True, "reason": "approved twice"})
+    done = answer(alice_api, agent, asked["tool_call"]["tool_call_id"], approve=True, reason=reason).json()
+    [result] = of_type(done, "tool_return_message")
+    assert result["tool_return"] == "accept: confirm=True reason='approved twice' path=/c"
 
 
 @pytest.mark.parametrize("stream_tokens", [False, True])
@@ -201,3 +229,23 @@ def test_a_question_left_past_the_approval_expiry_is_declined_to_the_server(
     assert run.stop_reason == "end_turn"
     [result] = Message.objects.get(agent=agent, role="tool").tool_returns
     assert result["tool_return"] == "decline: nothing deleted at /forgotten"
+
+
+@pytest.mark.parametrize(("transport", "reuse"), [("sse", True), ("streamable_http", False)])
+def test_the_answer_reaches_the_server_over_sse_and_without_kept_sessions(
+    alice_api: APIClient,
+    cast: Cast,
+    mcp_server: Callable[..., RunningServer],
+    settings: Any,
+    transport: str,
+    reuse: bool,
+) -> None:
+    settings.MCP_REUSE_SESSIONS = reuse
+    agent = agent_with(cast.org_a, "stateful", mcp_server("stateful", transport).url, type=transport)
+    [request] = of_type(send(alice_api, agent, "call confirm_delete with path=/b"), "approval_request_message")
+
+    reason = json.dumps({"confirm": False, "reason": "keep it"})
+    response = answer(alice_api, agent, request["tool_call"]["tool_call_id"], approve=True, reason=reason)
+
+    [result] = of_type(response.json(), "tool_return_message")
+    assert result["tool_return"] == "accept: confirm=False reason='keep it' path=/b"
