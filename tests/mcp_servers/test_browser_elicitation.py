@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.browser import demo_tab
+from tests.support.browser import demo_tab, serious_accessibility_violations
 from tests.support.browser import screenshots as take_screenshots
 from tests.support.live_chat import start_chat_server
 from tests.support.live_server import INPROCESS_ENV
@@ -40,13 +40,17 @@ def page(browser: Browser, server: ChatServer) -> Iterator[Page]:
         yield tab
 
 
-@pytest.fixture
-def agent_id(server: ChatServer, mcp_server: Callable[..., RunningServer]) -> str:
-    """An agent of the demo organization with the stateful server's ``confirm_delete``."""
+@pytest.fixture(scope="module")
+def files_server(server: ChatServer, mcp_server: Callable[..., RunningServer]) -> None:
+    """The stateful MCP server, registered once as ``files`` in the demo organization."""
     config = {"mcp_server_type": "streamable_http", "server_url": mcp_server("stateful").url}
-    body = {"server_name": "files", "config": config}
     with server.api() as api:
-        api.post("/v1/mcp-servers/", json=body).raise_for_status()
+        api.post("/v1/mcp-servers/", json={"server_name": "files", "config": config}).raise_for_status()
+
+
+@pytest.fixture
+def agent_id(server: ChatServer, files_server: None) -> str:
+    """A fresh agent of the demo organization with the ``files`` server's ``confirm_delete``."""
     return server.new_agent("asking-agent", tools=("confirm_delete",))
 
 
@@ -73,6 +77,7 @@ def test_the_person_answers_the_servers_question_in_a_card_and_the_server_gets_t
     expect(confirm).to_be_visible()
     expect(card.get_by_role("button", name="Decline")).to_be_visible()
     expect(card.get_by_role("button", name="Cancel")).to_be_visible()
+    assert serious_accessibility_violations(page) == []
     take_screenshots(page, os.environ.get("MCP_SCREENSHOTS"), "chat-elicitation")
 
     confirm.check()
@@ -87,3 +92,20 @@ def test_the_person_answers_the_servers_question_in_a_card_and_the_server_gets_t
         "accept: confirm=True reason='superseded' path=/srv/old-report", timeout=30_000
     )
     expect(page.get_by_role("group", name="Answer files's question")).to_have_count(0)
+
+
+def test_the_question_is_answered_from_the_approvals_inbox_too(page: Page, agent_id: str) -> None:
+    page.goto(f"/agents/{agent_id}/")
+    expect(page.locator("#connection")).to_have_text("Live")
+    send(page, "call confirm_delete with path=/srv/inbox")
+    expect(page.get_by_role("group", name="Answer files's question")).to_be_visible(timeout=30_000)
+
+    page.goto("/approvals/")
+    item = page.locator(".inbox-item").filter(has_text="Delete /srv/inbox?")
+    expect(item).to_be_visible(timeout=20_000)
+    item.get_by_role("textbox", name=re.compile("^Reason")).fill("from the inbox")
+    item.get_by_role("button", name="Decline").click()
+    expect(item).to_have_count(0, timeout=20_000)
+
+    page.goto(f"/agents/{agent_id}/")
+    expect(page.locator("#chat")).to_contain_text("decline: nothing deleted at /srv/inbox", timeout=30_000)
