@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
-from rest_framework import authentication, exceptions, permissions, throttling
+from rest_framework import authentication, exceptions, permissions
 from rest_framework.authentication import CSRFCheck
 
 from accounts import api_key_cache
 from accounts.access import organization_of, session_user_id
 from accounts.models import ApiKey, hash_api_key
+from accounts.rate_limits import CountingRateThrottle
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
@@ -77,7 +78,7 @@ def enforce_csrf(request: Request) -> None:
         raise exceptions.PermissionDenied(f"CSRF Failed: {reason}")
 
 
-class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
+class ApiKeyRateThrottle(CountingRateThrottle):
     scope = "api_key"
 
     def get_cache_key(self, request: Request, view: APIView) -> str | None:
@@ -86,7 +87,7 @@ class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
         return None
 
 
-class SessionUserRateThrottle(throttling.SimpleRateThrottle):
+class SessionUserRateThrottle(CountingRateThrottle):
     """Browser-session callers of ``/v1`` (no API key), counted per user (``API_SESSION_RATE_LIMIT``)."""
 
     scope = "session_user"

@@ -27,14 +27,14 @@ class OrgScopedQuerySet(models.QuerySet):
             return self.none()
         return self.filter(organization=organization)
 
-    def get_public(self, public_id: Any, *, missing: str) -> Any:
-        """The row of these whose public id (``agent-<uuid>``) is ``public_id``, else ``NotFound(missing)``:
+    def get_public(self, public_id: Any, *, missing: str, error: type[NotFound] = NotFound) -> Any:
+        """The row of these whose public id (``agent-<uuid>``) is ``public_id``, else ``error(missing)``:
         a malformed id and another organization's row get the same answer."""
         model = cast("type[PublicIdModel]", self.model)
         pk = model.parse_public_id(public_id)
         row = self.filter(pk=pk).first() if pk else None
         if row is None:
-            raise NotFound(missing)
+            raise error(missing)
         return row
 
 

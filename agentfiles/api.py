@@ -16,6 +16,7 @@ from agentfiles.exporter import agentfile_export
 from agentfiles.importer import ImportOptions, ImportResult, agentfile_import, check_size
 from agentfiles.schema import AgentFileError, Document
 from agents.api.base import OrgScopedAPIView
+from agents.api.fields import validated
 from agents.api.openapi import errors
 from agents.errors import ValidationFailed
 
@@ -157,8 +158,7 @@ class AgentExportView(OrgScopedAPIView):
     )
     def post(self, request: Request, agent_id: str) -> HttpResponse:
         agent = self.get_agent(agent_id)
-        body = ExportBody(data=request.data if isinstance(request.data, dict) else {})
-        body.is_valid(raise_exception=True)
-        document = agentfile_export(agent=agent, scrub_messages=body.validated_data["scrub_messages"])
-        document["skills"] = body.validated_data.get("skills") or []
+        body = validated(ExportBody, request.data if isinstance(request.data, dict) else {})
+        document = agentfile_export(agent=agent, scrub_messages=body["scrub_messages"])
+        document["skills"] = body.get("skills") or []
         return _document_response(document)

@@ -195,8 +195,9 @@ class Message(PublicIdModel):
     ``{"type": "reasoning", "text", "signature"}``, ``{"type": "redacted_reasoning", "data"}``.
     An assistant row's ``tool_calls`` are ``{"id", "name", "arguments", "requires_approval"}``;
     a tool row's ``tool_returns`` are ``{"tool_call_id", "name", "status", "tool_return",
-    "func_response", "stdout", "stderr"}``; an approval row's ``approvals`` are Letta's
-    ``ApprovalReturn``/``ToolReturn`` items.
+    "func_response", "stdout", "stderr"}`` and its ``images`` the images its calls returned,
+    ``{"tool_call_id", "mime_type", "data"}`` (base64; the wire never shows them, models that take
+    images read them); an approval row's ``approvals`` are Letta's ``ApprovalReturn``/``ToolReturn`` items.
     """
 
     id_prefix = "message"
@@ -208,6 +209,7 @@ class Message(PublicIdModel):
     content = models.JSONField(default=list, blank=True)
     tool_calls = models.JSONField(default=list, blank=True)
     tool_returns = models.JSONField(default=list, blank=True)
+    images = models.JSONField(default=list, blank=True)
     approvals = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     otid = models.CharField(max_length=64, blank=True)
@@ -279,6 +281,7 @@ class Message(PublicIdModel):
             metadata=self.metadata,
             otid=self.otid,
             name=self.name,
+            images=self.images,
             run_id=self.run_id,
             step_id=self.step_id,
             is_err=self.is_err,

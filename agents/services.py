@@ -33,6 +33,7 @@ from agents.llm.agent_settings import (
     validate_model_handle,
 )
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE as DEFAULT_EMBEDDING_HANDLE
+from agents.memory.archives import drop_unused_archives, own_archive_ids
 from agents.memory.services import agent_blocks_init
 from agents.models import DEFAULT_SYSTEM_PROMPT, Agent, Message, MessageRole, Step
 from tools.builtins import default_registry
@@ -401,9 +402,13 @@ def _update_model(
 
 
 @transaction.atomic
+@transaction.atomic
 def agent_delete(*, agent: Agent) -> None:
-    """Delete the agent with its messages, runs, steps and tool attachments."""
+    """Delete the agent with its messages, runs, steps, passages and tool attachments, and its own
+    archive when nothing else holds it (``drop_unused_archives``)."""
+    own = own_archive_ids(agent)
     agent.delete()
+    drop_unused_archives(own)
 
 
 def _check_same_org(agent: Agent, tool: Tool) -> None:

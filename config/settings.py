@@ -258,6 +258,10 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=60)
 MCP_ALLOWED_PRIVATE_HOSTS = env.list("MCP_ALLOWED_PRIVATE_HOSTS", default=[])
 MCP_ENABLE_STDIO = env.bool("MCP_ENABLE_STDIO", default=False)
 MCP_MAX_RESULT_CHARS = env.int("MCP_MAX_RESULT_CHARS", default=100_000)
+# Images in MCP results reach models that take images: each up to this size (decoded; Anthropic refuses
+# an image over 5 MB of base64), and this many per result. Others stay a text description saying why.
+MCP_MAX_IMAGE_BYTES = env.int("MCP_MAX_IMAGE_BYTES", default=3_000_000)
+MCP_MAX_IMAGES = env.int("MCP_MAX_IMAGES", default=4)
 MCP_REUSE_SESSIONS = env.bool("MCP_REUSE_SESSIONS", default=True)  # keep a session open per server
 MCP_SESSION_IDLE_SECONDS = env.float("MCP_SESSION_IDLE_SECONDS", default=300)
 MCP_SESSION_POOL_SIZE = env.int("MCP_SESSION_POOL_SIZE", default=100)
@@ -273,6 +277,8 @@ FOLDERS_MAX_FILE_BYTES = env.int("FOLDERS_MAX_FILE_BYTES", default=50 * 1024 * 1
 FOLDERS_MAX_ORGANIZATION_BYTES = env.int("FOLDERS_MAX_ORGANIZATION_BYTES", default=2 * 1024 * 1024 * 1024)
 FOLDERS_PARSE_SECONDS = env.float("FOLDERS_PARSE_SECONDS", default=300)
 FOLDERS_PARSE_MEMORY_BYTES = env.int("FOLDERS_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024)
+# A file's chunks are embedded this many to a provider request (OpenAI takes up to 2,048 inputs).
+FOLDERS_EMBEDDING_BATCH_SIZE = env.int("FOLDERS_EMBEDDING_BATCH_SIZE", default=64)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "agents.sweeper.sweep_stale_runs_task", "schedule": UPKEEP_BEAT_SECONDS},
     "expire-pending-approvals": {
@@ -395,7 +401,7 @@ REST_FRAMEWORK = {
         "accounts.authentication.SessionUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
-        "api_key": env.str("API_RATE_LIMIT", default="600/minute"),
+        "api_key": env.str("API_RATE_LIMIT", default="6000/minute"),
         "session_user": env.str("API_SESSION_RATE_LIMIT", default="600/minute"),
     },
     "UNAUTHENTICATED_USER": None,

@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.files.storage import storages
 from django.db import transaction
 from django.utils import timezone
 
-from agents.memory.archival import embedder_for
+from agents.memory.archival import batch_embedder_for
 from folders.attachments import open_in_attached_agents
 from folders.broadcast import announce_file
 from folders.chunking import passages
@@ -105,21 +106,24 @@ def _embed(file: FileMetadata, report: Progress) -> None:
     if not _move(file, ProcessingStatus.EMBEDDING, total_chunks=len(pieces), chunks_embedded=0):
         return
     report(file)
-    embed = embedder_for(folder.embedding, _organization(file))
+    embed = batch_embedder_for(folder.embedding, _organization(file))
+    batch_size = max(1, int(settings.FOLDERS_EMBEDDING_BATCH_SIZE))
     rows: list[FileChunk] = []
     last = time.monotonic()
-    for position, text in enumerate(pieces):
-        vector = embed(text) if embed is not None else None
-        rows.append(
-            FileChunk(
-                organization_id=file.organization_id,
-                file_id=file.pk,
-                position=position,
-                text=text,
-                embedding=vector,
-                embedding_model=folder.embedding if vector is not None else "",
+    for start in range(0, len(pieces), batch_size):
+        batch = pieces[start : start + batch_size]
+        vectors = embed(batch) if embed is not None else [None] * len(batch)
+        for position, (text, vector) in enumerate(zip(batch, vectors, strict=True), start=start):
+            rows.append(
+                FileChunk(
+                    organization_id=file.organization_id,
+                    file_id=file.pk,
+                    position=position,
+                    text=text,
+                    embedding=vector,
+                    embedding_model=folder.embedding if vector is not None else "",
+                )
             )
-        )
         if time.monotonic() - last >= PROGRESS_SECONDS:
             _save_chunks(file, rows)
             rows = []

@@ -13,14 +13,14 @@ from folders.wire import FileSize, FolderMetadata, FoldersMetadata
 
 if TYPE_CHECKING:
     from accounts.models import Organization
+    from accounts.scoping import OrgScopedQuerySet
     from agents.models import Agent
 
 
 def folder_get(*, organization: Organization | None, folder_id: str) -> Folder:
-    pk = Folder.parse_public_id(folder_id)
-    folder = Folder.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if folder is None:
-        raise NotFound(f"Folder with id={folder_id} not found")
+    folder: Folder = Folder.objects.for_org(organization).get_public(
+        folder_id, missing=f"Folder with id={folder_id} not found"
+    )
     return folder
 
 
@@ -51,22 +51,19 @@ def folder_count(*, organization: Organization | None) -> int:
 
 
 def file_get(*, folder: Folder, file_id: str) -> FileMetadata:
-    pk = FileMetadata.parse_public_id(file_id)
-    row = folder_files(folder).filter(pk=pk).first() if pk else None
-    if row is None:
-        raise NotFound(f"File with id={file_id} not found in folder {folder.public_id}")
+    row: FileMetadata = folder_files(folder).get_public(
+        file_id, missing=f"File with id={file_id} not found in folder {folder.public_id}"
+    )
     return row
 
 
 def file_get_for_org(*, organization: Organization | None, file_id: str) -> FileMetadata:
-    pk = FileMetadata.parse_public_id(file_id)
-    row = FileMetadata.objects.for_org(organization).select_related("folder").filter(pk=pk).first() if pk else None
-    if row is None:
-        raise NotFound(f"File with id={file_id} not found")
+    rows = FileMetadata.objects.for_org(organization).select_related("folder")
+    row: FileMetadata = rows.get_public(file_id, missing=f"File with id={file_id} not found")
     return row
 
 
-def folder_files(folder: Folder) -> QuerySet[FileMetadata]:
+def folder_files(folder: Folder) -> OrgScopedQuerySet:
     return FileMetadata.objects.for_org(folder.organization_id).filter(folder=folder).select_related("folder")
 
 
@@ -110,11 +107,8 @@ def agent_file_page(
 
 def agent_file_get(*, agent: Agent, file_id: str) -> FileMetadata:
     """A file of a folder attached to ``agent``."""
-    pk = FileMetadata.parse_public_id(file_id)
     rows = FileMetadata.objects.for_org(agent.organization_id).filter(folder__agent_links__agent=agent)
-    row = rows.select_related("folder").filter(pk=pk).first() if pk else None
-    if row is None:
-        raise NotFound(f"File with id={file_id} not found")
+    row: FileMetadata = rows.select_related("folder").get_public(file_id, missing=f"File with id={file_id} not found")
     return row
 
 

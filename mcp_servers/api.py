@@ -114,6 +114,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 ERROR_STATUSES = (400, 404, 408, 409, 422, 502)
 
 
+def _tool_arguments(request: Request) -> dict[str, Any]:
+    """The ``args`` object of a tool run's body."""
+    body = _object(request.data or {}, ["body"])
+    return _object(body.get("args") or {}, ["body", "args"])
+
+
 def documented(
     operation_id: str, summary: str, *, tag: str, body: bool = False, status: int = 200, response: Any = None
 ) -> Callable[[F], F]:
@@ -248,8 +254,7 @@ class ServerToolRunView(MCPServerAPIView):
     def post(self, request: Request, server_id: str, tool_id: str) -> Response:
         server = self.server(server_id)
         tool = selectors.server_tool_get(server, tool_id)
-        body = _object(request.data or {}, ["body"])
-        arguments = _object(body.get("args") or {}, ["body", "args"])
+        arguments = _tool_arguments(request)
         try:
             ok, text = services.run_tool(server=server, tool_name=tool.name, arguments=arguments)
         except (MCPConnectionFailed, MCPTimeout) as exc:
@@ -375,6 +380,15 @@ def _legacy_fields(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, _create_fields(body, body.get("type") or ServerType.SSE, ["body"])
 
 
+def _unsaved_server(view: MCPServerAPIView, request: Request) -> MCPServer:
+    """The server a legacy config body describes, not saved (to test it, or connect before adding it)."""
+    name, fields = _legacy_fields(_object(request.data, ["body"]))
+    server = MCPServer(organization=view.organization, server_name=name, server_type=fields["server_type"])
+    server.server_url = fields.get("server_url") or ""
+    server.set_auth(token=fields.get("token"), custom_headers=fields.get("custom_headers"))
+    return server
+
+
 class LegacyServerListView(MCPServerAPIView):
     @documented(
         "tools_mcp_servers_list",
@@ -414,10 +428,7 @@ class LegacyServerTestView(MCPServerAPIView):
         response=LegacyTestJSON,
     )
     def post(self, request: Request) -> Response:
-        name, fields = _legacy_fields(_object(request.data, ["body"]))
-        server = MCPServer(organization=self.organization, server_name=name, server_type=fields["server_type"])
-        server.server_url = fields.get("server_url") or ""
-        server.set_auth(token=fields.get("token"), custom_headers=fields.get("custom_headers"))
+        server = _unsaved_server(self, request)
         tools = services.probe_tools(server=server)
         return Response({"status": "success", "tools": [mcp_tool_json(tool) for tool in tools]})
 
@@ -425,10 +436,7 @@ class LegacyServerTestView(MCPServerAPIView):
 class LegacyServerConnectView(MCPServerAPIView):
     @documented("tools_mcp_servers_connect", "Connect a config (SSE stream).", tag="tools", body=True, response=SSE)
     def post(self, request: Request) -> StreamingHttpResponse:
-        name, fields = _legacy_fields(_object(request.data, ["body"]))
-        server = MCPServer(organization=self.organization, server_name=name, server_type=fields["server_type"])
-        server.server_url = fields.get("server_url") or ""
-        server.set_auth(token=fields.get("token"), custom_headers=fields.get("custom_headers"))
+        server = _unsaved_server(self, request)
         saved = selectors.server_by_url(organization=self.organization, url=server.server_url)
         events = _connect_events(
             server, oauth_for=saved, user=self.acting_user, redirect_uri=_api_redirect_uri(request)
@@ -518,8 +526,7 @@ class LegacyToolExecuteView(MCPServerAPIView):
     )
     def post(self, request: Request, server_name: str, tool_name: str) -> Response:
         server = self.server_named(server_name)
-        body = _object(request.data or {}, ["body"])
-        arguments = _object(body.get("args") or {}, ["body", "args"])
+        arguments = _tool_arguments(request)
         ok, text = services.run_tool(server=server, tool_name=tool_name, arguments=arguments)
         return Response({"result": text, "success": ok})
 

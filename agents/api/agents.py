@@ -12,6 +12,7 @@ from typing_extensions import TypedDict
 from agents import selectors, services
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
+from agents.api.fields import validated
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.states import agent_state_of, providers_of
 from agents.errors import ValidationFailed
@@ -107,9 +108,7 @@ class AgentListView(OrgScopedAPIView):
 
     @extend_schema(operation_id="agents_create", request=s.AgentCreateInput, responses={200: AgentState, **ERRORS})
     def post(self, request: Request) -> Response:
-        body = s.AgentCreateInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data: dict[str, Any] = body.validated_data
+        data: dict[str, Any] = validated(s.AgentCreateInput, request.data)
         reasoning = data.get("reasoning")
         agent = services.agent_create(
             organization=self.organization,  # type: ignore[arg-type]
@@ -188,9 +187,7 @@ class AgentDetailView(OrgScopedAPIView):
     @extend_schema(operation_id="agents_modify", request=s.AgentUpdateInput, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        body = s.AgentUpdateInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data: dict[str, Any] = body.validated_data
+        data: dict[str, Any] = validated(s.AgentUpdateInput, request.data)
         services.agent_update(
             agent=agent,
             **s.present(data, "name", "description", "system", "tags", "tool_ids", "tool_rules", "model"),

@@ -16,7 +16,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from agents.api.base import OrgScopedAPIView
-from agents.api.fields import optional
+from agents.api.fields import optional, validated
 from agents.api.openapi import LIMIT, cursor_parameters, errors
 from agents.api.states import agent_state_of
 from agents.memory import archival, archives
@@ -67,9 +67,7 @@ class PassageSearchInput(serializers.Serializer):
 
 
 def _valid(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    body = serializer(data=data)
-    body.is_valid(raise_exception=True)
-    return dict(body.validated_data)
+    return validated(serializer, data)
 
 
 class ArchiveAPIView(OrgScopedAPIView):

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
+from agents.api.fields import validated
 from agents.api.memory_serializers import BlockCreateInput, BlockUpdateInput
 from agents.api.openapi import cursor_parameters, errors
 from agents.api.states import agent_state_of
@@ -30,9 +31,8 @@ def _block(view: OrgScopedAPIView, block_id: str) -> BlockRow:
 
 
 def _update_fields(request: Request) -> dict[str, Any]:
-    body = BlockUpdateInput(data=request.data)
-    body.is_valid(raise_exception=True)
-    return {key: value for key, value in body.validated_data.items() if key in EDITABLE and value is not None}
+    data = validated(BlockUpdateInput, request.data)
+    return {key: value for key, value in data.items() if key in EDITABLE and value is not None}
 
 
 class AgentCoreMemoryView(OrgScopedAPIView):
@@ -122,9 +122,8 @@ class BlockListView(OrgScopedAPIView):
 
     @extend_schema(operation_id="blocks_create", request=BlockCreateInput, responses={200: Block, **ERRORS})
     def post(self, request: Request) -> Response:
-        body = BlockCreateInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        block = services.block_create(organization=self.organization, **body.validated_data)  # type: ignore[arg-type]
+        fields = validated(BlockCreateInput, request.data)
+        block = services.block_create(organization=self.organization, **fields)  # type: ignore[arg-type]
         return Response(block_json(block))
 
 

@@ -1,4 +1,5 @@
-"""What the API's input serializers share: optional fields, the integer bound, and stricter variants."""
+"""What the API's input serializers share: optional fields, the integer bound, stricter variants, and
+the validated data of a body."""
 
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ MAX_STORED_INT = 2**31 - 1
 def optional(field_class: type[Any], *args: Any, **kwargs: Any) -> Any:
     """An optional, nullable field (DRF rebuilds fields from their arguments, so set them there)."""
     return field_class(*args, required=False, allow_null=True, **kwargs)
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """``data`` as ``serializer_class`` validates it; one that does not validate is a 422."""
+    body = serializer_class(data=data)
+    body.is_valid(raise_exception=True)
+    return dict(body.validated_data)
 
 
 class Stricter(serializers.Serializer):

@@ -17,7 +17,7 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from agents.api.base import OrgScopedAPIView
-from agents.api.fields import optional
+from agents.api.fields import optional, validated
 from agents.api.openapi import errors
 from agents.api.states import agent_state_of
 from agents.wire.resources import AgentState
@@ -80,9 +80,7 @@ class FolderAPIView(OrgScopedAPIView):
         return selectors.folder_get(organization=self.organization, folder_id=folder_id)
 
     def body(self, serializer: type[serializers.Serializer]) -> dict[str, Any]:
-        data = serializer(data=self.request.data)
-        data.is_valid(raise_exception=True)
-        return {key: value for key, value in data.validated_data.items() if value is not None}
+        return {key: value for key, value in validated(serializer, self.request.data).items() if value is not None}
 
 
 class FolderListView(FolderAPIView):

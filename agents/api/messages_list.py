@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 from accounts.access import get_for_org
 from agents import selectors
 from agents.api.base import OrgScopedAPIView
-from agents.api.fields import optional
+from agents.api.fields import optional, validated
 from agents.api.openapi import LIMIT, errors
 from agents.engine.inputs import LettaMessageType
 from agents.errors import ValidationFailed
@@ -181,9 +181,7 @@ class MessageSearchView(OrgScopedAPIView):
         responses={200: list[MessageSearchResult], **errors(404, 422)},
     )
     def post(self, request: Request) -> Response:
-        body = MessageSearchInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(MessageSearchInput, request.data)
         agent: Agent | None = self.get_agent(data["agent_id"], with_tools=False) if data.get("agent_id") else None
         conversation = Conversation.parse_public_id(data["conversation_id"]) if data.get("conversation_id") else None
         if data.get("conversation_id") and conversation is None:

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from typing_extensions import TypedDict
 
 from agents.api.base import OrgScopedAPIView
+from agents.api.fields import validated
 from agents.api.memory_serializers import PassageCreateInput
 from agents.api.openapi import LIMIT, errors
 from agents.errors import ValidationFailed
@@ -71,9 +72,7 @@ class AgentPassageListView(OrgScopedAPIView):
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = self.get_agent(agent_id)
-        body = PassageCreateInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(PassageCreateInput, request.data)
         passages = archival.passage_insert(
             agent=agent, text=data["text"], tags=data.get("tags"), created_at=data.get("created_at")
         )

@@ -16,6 +16,7 @@ from rest_framework.fields import empty
 from rest_framework.response import Response
 
 from agents.api.base import OrgScopedAPIView
+from agents.api.fields import validated
 from agents.api.openapi import cursor_parameters, errors
 from providers import selectors as provider_selectors
 from providers import services as provider_services
@@ -87,9 +88,7 @@ class ProviderCheckInput(serializers.Serializer):
 
 def _body(request: Request, serializer: type[serializers.Serializer]) -> dict[str, Any]:
     """The validated body, Letta's way: an empty string is no value."""
-    body = serializer(data=request.data)
-    body.is_valid(raise_exception=True)
-    return {key: value for key, value in body.validated_data.items() if value not in (None, "")}
+    return {key: value for key, value in validated(serializer, request.data).items() if value not in (None, "")}
 
 
 def _checked(provider_type: str, check: Callable[[], None]) -> Response:

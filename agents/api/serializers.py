@@ -124,37 +124,6 @@ class InitialMessageInput(serializers.Serializer):
         raise serializers.ValidationError("Expected a string or a list of text parts.")
 
 
-class AgentCreateInput(serializers.Serializer):
-    name = optional(serializers.CharField, max_length=200)
-    description = optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
-    system = optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
-    # Every agent here runs Letta's letta_v1_agent loop; the other types are accepted for compatibility.
-    agent_type = optional(serializers.ChoiceField, choices=LETTA_AGENT_TYPES)
-    model = optional(serializers.CharField, max_length=200)
-    embedding = optional(serializers.CharField, max_length=200)
-    llm_config = optional(LlmConfigInput)
-    tools = optional(serializers.ListField, child=serializers.CharField())
-    tool_ids = optional(serializers.ListField, child=serializers.CharField())
-    tool_rules = optional(serializers.ListField, child=ToolRuleInput())
-    tags = optional(serializers.ListField, child=serializers.CharField())
-    metadata = optional(serializers.DictField)
-    include_base_tools = optional(serializers.BooleanField, help_text="Attach Letta's default tools (default true).")
-    memory_blocks = optional(serializers.ListField, child=BlockCreateInput())
-    block_ids = optional(serializers.ListField, child=serializers.CharField())
-    include_base_tool_rules = optional(serializers.BooleanField)
-    context_window_limit = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
-    max_tokens = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
-    max_reasoning_tokens = optional(serializers.IntegerField, min_value=0, max_value=MAX_STORED_INT)
-    enable_reasoner = optional(serializers.BooleanField)
-    reasoning = optional(serializers.BooleanField)
-    secrets = optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
-    tool_exec_environment_variables = optional(serializers.DictField, child=serializers.CharField(allow_blank=True))
-    model_settings = optional(ModelSettingsInput)
-    compaction_settings = optional(CompactionSettingsInput)
-    parallel_tool_calls = optional(serializers.BooleanField)
-    initial_message_sequence = optional(serializers.ListField, child=InitialMessageInput())
-
-
 class AgentUpdateInput(serializers.Serializer):
     name = optional(serializers.CharField, max_length=200)
     description = optional(serializers.CharField, allow_blank=True, trim_whitespace=False)
@@ -174,6 +143,21 @@ class AgentUpdateInput(serializers.Serializer):
     parallel_tool_calls = optional(serializers.BooleanField)
     context_window_limit = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
     max_tokens = optional(serializers.IntegerField, min_value=1, max_value=MAX_STORED_INT)
+
+
+class AgentCreateInput(AgentUpdateInput):
+    """What an update takes, and what only a new agent is given."""
+
+    # Every agent here runs Letta's letta_v1_agent loop; the other types are accepted for compatibility.
+    agent_type = optional(serializers.ChoiceField, choices=LETTA_AGENT_TYPES)
+    tools = optional(serializers.ListField, child=serializers.CharField())
+    include_base_tools = optional(serializers.BooleanField, help_text="Attach Letta's default tools (default true).")
+    memory_blocks = optional(serializers.ListField, child=BlockCreateInput())
+    block_ids = optional(serializers.ListField, child=serializers.CharField())
+    include_base_tool_rules = optional(serializers.BooleanField)
+    max_reasoning_tokens = optional(serializers.IntegerField, min_value=0, max_value=MAX_STORED_INT)
+    enable_reasoner = optional(serializers.BooleanField)
+    initial_message_sequence = optional(serializers.ListField, child=InitialMessageInput())
 
 
 class ToolUpdateInput(serializers.Serializer):

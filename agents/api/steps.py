@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 from accounts.access import get_for_org
 from agents import services
 from agents.api.base import OrgScopedAPIView
-from agents.api.fields import optional
+from agents.api.fields import optional, validated
 from agents.api.openapi import errors
 from agents.models import Step
 from agents.wire import resources as letta
@@ -74,9 +74,7 @@ class StepFeedbackView(OrgScopedAPIView):
     )
     def patch(self, request: Request, step_id: str) -> Response:
         step = get_for_org(Step, self.organization, step_id)
-        body = StepFeedbackInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(StepFeedbackInput, request.data)
         step = services.step_feedback_set(step=step, feedback=data.get("feedback"), tags=data.get("tags"))
         return Response(step_json(step))
 

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from agents import tool_calls
 from agents.api.base import OrgScopedAPIView
-from agents.api.fields import optional
+from agents.api.fields import optional, validated
 from agents.api.openapi import errors
 from agents.wire.messages import ToolReturnMessage
 from agents.wire.values import letta_timestamp
@@ -90,9 +90,7 @@ class ToolRunView(OrgScopedAPIView):
         operation_id="tools_run", request=ToolRunInput, responses={200: ToolReturnMessage, **errors(400, 422)}
     )
     def post(self, request: Request) -> Response:
-        body = ToolRunInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(ToolRunInput, request.data)
         assert self.organization is not None
         outcome = tool_calls.source_tool_run(
             organization=self.organization,
@@ -115,9 +113,8 @@ class AgentToolRunView(OrgScopedAPIView):
     )
     def post(self, request: Request, agent_id: str, tool_name: str) -> Response:
         agent = self.get_agent(agent_id, with_tools=False)
-        body = AgentToolRunInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        outcome = tool_calls.agent_tool_run(agent=agent, tool_name=tool_name, args=body.validated_data["args"])
+        args = validated(AgentToolRunInput, request.data)["args"]
+        outcome = tool_calls.agent_tool_run(agent=agent, tool_name=tool_name, args=args)
         result: ToolExecutionResult = {
             "status": outcome.status,
             "func_return": outcome.tool_return if outcome.status == "success" else None,

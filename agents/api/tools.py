@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
+from agents.api.fields import validated
 from agents.api.openapi import cursor_parameters, errors
 from agents.errors import Conflict, InvalidArgument
 from agents.wire.tools import Tool, ToolSearchResult, tool_json, tool_search_result
@@ -47,9 +48,7 @@ def _calling_tool_services(action: Callable[[], Any]) -> Any:
 
 
 def _tool_body(request: Request, serializer: type[s.ToolCreateInput] | type[s.ToolUpdateInput]) -> dict[str, Any]:
-    body = serializer(data=request.data)
-    body.is_valid(raise_exception=True)
-    return dict(body.validated_data)
+    return validated(serializer, request.data)
 
 
 FILTERS = (
@@ -188,9 +187,7 @@ class ToolSearchView(OrgScopedAPIView):
         responses={200: list[ToolSearchResult], **errors(400, 422)},
     )
     def post(self, request: Request) -> Response:
-        body = ToolSearchInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(ToolSearchInput, request.data)
         if data["search_mode"] == "vector":
             raise InvalidArgument(
                 'Tool vector search needs tool embeddings, which this server does not keep; use search_mode "fts" '

@@ -181,6 +181,7 @@ def conversation_fork(
                 content=row.content,
                 tool_calls=row.tool_calls,
                 tool_returns=row.tool_returns,
+                images=row.images,
                 approvals=row.approvals,
                 metadata=row.metadata,
                 otid=row.otid,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from agents.engine.rules import ToolRules
     from agents.engine.store import ConversationStore, MessageSnapshot
-    from agents.engine.types import ModelToolCall, StoredToolCall, StoredToolReturn, ToolStatus
+    from agents.engine.types import ModelToolCall, StoredToolCall, StoredToolImage, StoredToolReturn, ToolStatus
     from tools.base import ElicitationReply, StagedWrite, ToolContext, ToolRunner, ToolSpec
 
 INTERRUPTED_RESULT = "Error: the tool call was interrupted before it finished; its outcome is unknown."
@@ -98,27 +98,30 @@ class BatchRunner:
         answered = client + denied
         to_run = [c for c in calls if c not in answered]
         results = [self._answer(call, decisions[call["id"]]) for call in answered]
+        images: list[StoredToolImage] = []
 
         tool_row: MessageSnapshot | None = None
         if results:
-            tool_row = await self._save(tool_row, results)
+            tool_row = await self._save(tool_row, results, images)
         called = calls_this_turn(self.rows)
         for index, call in enumerate(to_run):
             if await self.cancel_requested():
                 results += [tool_result(rest, "error", CANCELLED_RESULT) for rest in to_run[index:]]
-                await self._save(tool_row, results)
+                await self._save(tool_row, results, images)
                 raise BatchCancelled()
             decision = decisions.get(call["id"])
             edited = json.dumps(decision.arguments) if decision is not None and decision.edited else None
             replies = _replies(call, decision)
             try:
-                tool_row = await self._run_and_save(tool_row, results, call, called, arguments=edited, replies=replies)
+                tool_row = await self._run_and_save(
+                    tool_row, results, images, call, called, arguments=edited, replies=replies
+                )
             except ToolInputRequired as asked:
                 if tool_row is None and not decisions:
                     raise BatchPaused(await self._ask(assistant, call, asked.request)) from None
                 # Results or answers are stored after this batch's row already: it is asked again on a row of its own.
                 results.append(self._ask_again(call, asked, replies[-1] if replies else None))
-                tool_row = await self._save(tool_row, results)
+                tool_row = await self._save(tool_row, results, images=images)
             called.append(call["name"])
         assert tool_row is not None, "a batch has at least one call"
         return tool_row
@@ -176,13 +179,22 @@ class BatchRunner:
         return tool_result(call, "error", approval_rules.DENIAL_TEMPLATE.format(reason=decision.reason))
 
     async def _save(
-        self, tool_row: MessageSnapshot | None, results: list[StoredToolReturn], write: StagedWrite | None = None
+        self,
+        tool_row: MessageSnapshot | None,
+        results: list[StoredToolReturn],
+        images: list[StoredToolImage],
+        write: StagedWrite | None = None,
     ) -> MessageSnapshot:
+        """Store the batch's results so far on its tool row (created by the first save), with their images."""
         if tool_row is None:
-            [row] = await self.store.append([MessageDraft(role="tool", tool_returns=list(results))], write=write)
+            draft = MessageDraft(role="tool", tool_returns=list(results), images=list(images))
+            [row] = await self.store.append([draft], write=write)
             self.rows.append(row)
             return row
-        row = await self.store.set_tool_returns(tool_row.id, list(results), write=write)
+        # Images are rewritten only when there are some: a batch without images never touches them.
+        row = await self.store.set_tool_returns(
+            tool_row.id, list(results), write=write, images=list(images) if images else None
+        )
         self.rows[:] = [row if r.id == row.id else r for r in self.rows]
         return row
 
@@ -190,24 +202,27 @@ class BatchRunner:
         self,
         tool_row: MessageSnapshot | None,
         results: list[StoredToolReturn],
+        images: list[StoredToolImage],
         call: StoredToolCall,
         called: list[str],
         *,
         arguments: str | None,
         replies: tuple[ElicitationReply, ...] = (),
     ) -> MessageSnapshot:
-        """Run ``call`` and store its result (appended to ``results``) with the tool's staged change, if any,
-        in one transaction. A change gone stale meanwhile runs the call again, on the data as it is now."""
+        """Run ``call`` and store its result (appended to ``results``, its images to ``images``) with the tool's
+        staged change, if any, in one transaction. A change gone stale meanwhile runs the call again, on the
+        data as it is now."""
         for _attempt in range(STALE_WRITE_ATTEMPTS):
-            result, write = await self._execute(call, called, arguments=arguments, replies=replies)
+            result, write, returned = await self._execute(call, called, arguments=arguments, replies=replies)
             try:
-                row = await self._save(tool_row, [*results, result], write)
+                row = await self._save(tool_row, [*results, result], [*images, *returned], write)
             except StaleWrite:
                 continue
             results.append(result)
+            images.extend(returned)
             return row
         results.append(tool_result(call, "error", STALE_RESULT))
-        return await self._save(tool_row, results)
+        return await self._save(tool_row, results, images)
 
     async def _execute(
         self,
@@ -216,16 +231,16 @@ class BatchRunner:
         *,
         arguments: str | None,
         replies: tuple[ElicitationReply, ...] = (),
-    ) -> tuple[StoredToolReturn, StagedWrite | None]:
+    ) -> tuple[StoredToolReturn, StagedWrite | None, list[StoredToolImage]]:
         """Run ``call`` with its arguments, or with ``arguments`` (JSON text) when a person edited them; a call
         that asked the person for input runs with their answers (``replies``)."""
         spec = self.specs.get(call["name"])
         if spec is None:
             missing = f"Error: tool {call['name']!r} does not exist. Available tools: {sorted(self.specs)}."
-            return tool_result(call, "error", missing), None
+            return tool_result(call, "error", missing), None, []
         violation = self.rules.violation(spec.name, called, set(self.specs))
         if violation:
-            return tool_result(call, "error", violation), None
+            return tool_result(call, "error", violation), None, []
         context = dataclasses.replace(self.tool_context, elicitation_replies=replies) if replies else self.tool_context
         outcome = await self.tool_runner.run(spec, arguments or call.get("arguments") or "{}", context)
         result = tool_result(
@@ -236,7 +251,10 @@ class BatchRunner:
             stdout=outcome.stdout,
             stderr=outcome.stderr,
         )
-        return result, outcome.write
+        images: list[StoredToolImage] = [
+            {"tool_call_id": call["id"], "mime_type": image.mime_type, "data": image.data} for image in outcome.images
+        ]
+        return result, outcome.write, images
 
 
 def _replies(call: StoredToolCall, decision: approval_rules.Decision | None) -> tuple[ElicitationReply, ...]:

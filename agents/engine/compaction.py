@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.engine.stop import StopReason, stop_reason_for
 from agents.llm.base import Completed, LLMError, LLMRequest, TextDelta, UserTurn
-from agents.llm.tokens import CHARS_PER_TOKEN, tokens_for_chars
+from agents.llm.tokens import CHARS_PER_TOKEN, IMAGE_TOKENS, tokens_for_chars
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,11 +64,12 @@ class EmptySummary(CompactionFailed):
 
 
 def row_tokens(row: MessageSnapshot) -> int:
-    """The tokens a row adds to a request, erring high (see ``agents.llm.tokens``)."""
+    """The tokens a row adds to a request, erring high (see ``agents.llm.tokens``); an image counts as
+    ``IMAGE_TOKENS``, whether or not the model reads it."""
     size = sum(len(part.get("text") or part.get("data") or "") for part in row.content)
     size += sum(len(call.get("name", "")) + len(call.get("arguments") or "") for call in row.tool_calls)
     size += sum(len(str(result.get("func_response") or result.get("tool_return") or "")) for result in row.tool_returns)
-    return tokens_for_chars(size, pessimistic=True) + 4
+    return tokens_for_chars(size, pessimistic=True) + 4 + IMAGE_TOKENS * len(row.images)
 
 
 def is_summary(row: MessageSnapshot) -> bool:

@@ -9,6 +9,7 @@ from agents.engine.approvals import edited_arguments
 from agents.llm.base import (
     AssistantTurn,
     ContentPart,
+    ImagePart,
     LLMRequest,
     ReasoningPart,
     RedactedReasoningPart,
@@ -64,6 +65,8 @@ class ModelSettings:
     # Compact when a request would pass this share of the window; evict about this share of the conversation.
     compaction_threshold: float = 0.9
     compaction_evict_share: float = 0.3
+    # The model reads images: tool results carry the images their calls returned (else only their text).
+    image_input: bool = False
 
 
 def content_parts(content: list[dict[str, Any]]) -> tuple[ContentPart, ...]:
@@ -79,8 +82,18 @@ def content_parts(content: list[dict[str, Any]]) -> tuple[ContentPart, ...]:
     return tuple(parts)
 
 
-def conversation_turns(rows: list[MessageSnapshot]) -> tuple[str, tuple[Turn, ...]]:
-    """The system prompt and the turns the model sees, from in-context rows.
+def tool_images(row: MessageSnapshot, tool_call_id: str) -> tuple[ImagePart, ...]:
+    """The images a tool row holds for one of its calls."""
+    return tuple(
+        ImagePart(image["mime_type"], image["data"])
+        for image in row.images
+        if image.get("tool_call_id") == tool_call_id
+    )
+
+
+def conversation_turns(rows: list[MessageSnapshot], *, images: bool = False) -> tuple[str, tuple[Turn, ...]]:
+    """The system prompt and the turns the model sees, from in-context rows; tool results carry their
+    images when ``images`` (the model takes them).
 
     Approval rows are not shown to the model: the decisions are in the tool
     results that follow them, and a call whose arguments a person edited is
@@ -108,6 +121,7 @@ def conversation_turns(rows: list[MessageSnapshot]) -> tuple[str, tuple[Turn, ..
                             name=r.get("name", ""),
                             content=r.get("func_response") or str(r.get("tool_return", "")),
                             is_error=r.get("status") == "error",
+                            images=tool_images(row, r["tool_call_id"]) if images and row.images else (),
                         )
                         for r in row.tool_returns
                     )
@@ -153,7 +167,7 @@ def build_request(
     memory: str | None = None,
 ) -> LLMRequest:
     """The model request for ``rows``; ``memory`` is the compiled memory section (``None``: none)."""
-    system, turns = conversation_turns(rows)
+    system, turns = conversation_turns(rows, images=settings.image_input)
     system = system_with_memory(system, memory)
     offered = [s for s in specs if allowed is None or s.name in allowed]
     if offered:

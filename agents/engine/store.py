@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agents.engine.events import RunFinishedEvent
-    from agents.engine.types import StoredApprovalItem, StoredToolCall, StoredToolReturn
+    from agents.engine.types import StoredApprovalItem, StoredToolCall, StoredToolImage, StoredToolReturn
     from tools.base import StagedWrite
 
 Role = Literal["system", "user", "assistant", "tool", "approval"]
@@ -37,6 +37,7 @@ class MessageSnapshot:
     metadata: dict[str, Any] = field(default_factory=dict)
     otid: str = ""
     name: str = ""
+    images: list[StoredToolImage] = field(default_factory=list, repr=False)
     run_id: Any = None
     step_id: Any = None
     is_err: bool = False
@@ -64,6 +65,7 @@ class MessageDraft:
     metadata: dict[str, Any] = field(default_factory=dict)
     otid: str = ""
     name: str = ""
+    images: list[StoredToolImage] = field(default_factory=list, repr=False)
     step_id: Any = None
     is_err: bool = False
     id: Any = None
@@ -113,9 +115,15 @@ class ConversationStore(Protocol):
         ...
 
     async def set_tool_returns(
-        self, message_id: Any, tool_returns: list[StoredToolReturn], *, write: StagedWrite | None = None
+        self,
+        message_id: Any,
+        tool_returns: list[StoredToolReturn],
+        *,
+        write: StagedWrite | None = None,
+        images: list[StoredToolImage] | None = None,
     ) -> MessageSnapshot:
-        """Replace a tool row's results; ``write`` commits in the same transaction, as in ``append``."""
+        """Replace a tool row's results (and its images, unless ``images`` is ``None``); ``write`` commits
+        in the same transaction, as in ``append``."""
         ...
 
     async def set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:

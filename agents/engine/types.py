@@ -47,6 +47,15 @@ class StoredToolReturn(TypedDict):
     stderr: list[str] | None
 
 
+class StoredToolImage(TypedDict):
+    """One item of a tool row's ``images``: an image a call returned, for models that take images."""
+
+    tool_call_id: str
+    mime_type: str
+    data: str
+    """Base64."""
+
+
 Transport: TypeAlias = Literal["api", "chat", "expiry"]
 """How a decision reached the server: the REST API, the browser chat, or the expiry timer."""
 

@@ -4,7 +4,9 @@ See ``LETTA_WIRE.md`` ("What Letta sends to Anthropic"): ``system`` as text bloc
 extended thinking with temperature 1.0, ``tool_choice`` carrying
 ``disable_parallel_tool_use``, consecutive user-side turns merged into one user
 message, and earlier thinking blocks sent back with their signatures. Cache
-breakpoints mark the system prompt and the conversation so far.
+breakpoints mark the system prompt and the conversation so far. A tool result with
+images sends its text and a note, then one ``image`` block (base64 source) per image,
+as its ``content`` list.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from agents.llm.base import (
 )
 
 if TYPE_CHECKING:
-    from agents.llm.base import LLMRequest, Turn
+    from agents.llm.base import LLMRequest, ToolResult, Turn
 
 DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024
@@ -131,7 +133,7 @@ def _blocks(turn: Turn) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(turn, UserTurn):
         return "user", _text_blocks(turn.text)
     if isinstance(turn, ToolResultsTurn):
-        return "user", [_tool_result_block(r.tool_call_id, r.content, is_error=r.is_error) for r in turn.results]
+        return "user", [_tool_result_block(result) for result in turn.results]
     return "assistant", _assistant_blocks(turn)
 
 
@@ -156,13 +158,27 @@ def _text_blocks(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}] if text.strip() else []
 
 
-def _tool_result_block(tool_use_id: str, content: str, *, is_error: bool) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
-    if content:
-        block["content"] = content
-    if is_error:
+def _tool_result_block(result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
+    if result.images:
+        block["content"] = [
+            *_text_blocks(result.content),
+            {"type": "text", "text": images_note(len(result.images))},
+            *(
+                {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+                for image in result.images
+            ),
+        ]
+    elif result.content:
+        block["content"] = result.content
+    if result.is_error:
         block["is_error"] = True
     return block
+
+
+def images_note(count: int) -> str:
+    """What the text part of a result with images says: that they are attached."""
+    return f"[{count} image{'s' if count != 1 else ''} returned by this tool call attached below]"
 
 
 def _arguments(arguments: str) -> dict[str, Any]:

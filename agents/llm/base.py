@@ -47,11 +47,22 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """An image for a model that takes images: base64 ``data`` (left out of ``repr``, so sizing never counts it)."""
+
+    mime_type: str
+    data: str = field(repr=False)
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True)
 class ToolResult:
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
+    """Images the call returned; only a model that takes images is given any."""
 
 
 @dataclass(frozen=True)

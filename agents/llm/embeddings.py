@@ -9,7 +9,7 @@ the organization's provider first, then the server's; the same key and egress ru
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import openai
@@ -25,26 +25,29 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-Embed = Callable[[str], list[float]]
+EmbedMany = Callable[[Sequence[str]], list[list[float]]]
 
 
 class EmbeddingFailed(Exception):
     """The provider did not embed the text; the message is safe to show."""
 
 
-def embedding_function(handle: str, *, organization: Organization | None) -> Embed | None:
-    """A function embedding one text with ``handle``'s model, or ``None`` when no provider of ours embeds it."""
+def embedding_function(handle: str, *, organization: Organization | None) -> EmbedMany | None:
+    """A function embedding texts, in one call, with ``handle``'s model; ``None`` when no provider of ours embeds it."""
     name, _, model = (handle or "").partition("/")
     if not name or not model:
         return None
     endpoint = provider_selectors.endpoint_for(organization=organization, name=name)
     if endpoint is None or not endpoint.spec.embeddings or not endpoint.api_key:
         return None
-    return lambda text: embed(endpoint, model, text)
+    return lambda texts: embed_many(endpoint, model, texts)
 
 
-def embed(endpoint: Endpoint, model: str, text: str) -> list[float]:
-    """``text`` embedded by ``model`` at ``endpoint``; ``EmbeddingFailed`` when the provider does not answer."""
+def embed_many(endpoint: Endpoint, model: str, texts: Sequence[str]) -> list[list[float]]:
+    """``texts`` embedded by ``model`` at ``endpoint`` in one request, in their order; ``EmbeddingFailed``
+    when the provider does not answer, or answers with another number of vectors than it was sent texts."""
+    if not texts:
+        return []
     try:
         endpoint.check_egress()
     except EndpointNotAllowed as exc:
@@ -74,11 +77,13 @@ def embed(endpoint: Endpoint, model: str, text: str) -> list[float]:
         )
     try:
         with client:
-            answer = client.embeddings.create(model=model, input=[text])
+            answer = client.embeddings.create(model=model, input=list(texts))
     except openai.OpenAIError as exc:
         logger.warning("Embedding with %s/%s failed: %s", endpoint.name, model, exc)
         raise EmbeddingFailed(f"The provider {endpoint.name} did not embed the text.") from exc
-    vectors = [item.embedding for item in answer.data]
-    if not vectors or not vectors[0]:
-        raise EmbeddingFailed(f"The provider {endpoint.name} sent no embedding.")
-    return [float(value) for value in vectors[0]]
+    # Vectors come back with the index of their input; a provider may list them in any order.
+    items = sorted(answer.data, key=lambda item: item.index)
+    vectors = [[float(value) for value in item.embedding] for item in items]
+    if len(vectors) != len(texts) or not all(vectors):
+        raise EmbeddingFailed(f"The provider {endpoint.name} sent {len(vectors)} embeddings for {len(texts)} texts.")
+    return vectors

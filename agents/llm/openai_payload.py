@@ -1,4 +1,9 @@
-"""``LLMRequest`` → an OpenAI chat-completions body (also what compatible servers read)."""
+"""``LLMRequest`` → an OpenAI chat-completions body (also what compatible servers read).
+
+A ``tool`` message is text only, so the images of a step's tool results follow its tool
+messages as one ``user`` message: for each call with images, a text part naming the call,
+then its images as ``image_url`` parts with ``data:`` URLs.
+"""
 
 from __future__ import annotations
 
@@ -57,8 +62,27 @@ def _messages(turn: Turn) -> list[dict[str, Any]]:
     if isinstance(turn, UserTurn):
         return [{"role": "user", "content": turn.text}]
     if isinstance(turn, ToolResultsTurn):
-        return [{"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content} for r in turn.results]
+        messages = [{"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content} for r in turn.results]
+        return messages + _images_message(turn)
     return _assistant_message(turn)
+
+
+def _images_message(turn: ToolResultsTurn) -> list[dict[str, Any]]:
+    """The user message that carries the images of ``turn``'s results (none without images)."""
+    parts: list[dict[str, Any]] = []
+    for result in turn.results:
+        if not result.images:
+            continue
+        count = len(result.images)
+        noun = "image" if count == 1 else "images"
+        parts.append(
+            {"type": "text", "text": f"[{count} {noun} returned by tool call {result.tool_call_id} ({result.name})]"}
+        )
+        parts += [
+            {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+            for image in result.images
+        ]
+    return [{"role": "user", "content": parts}] if parts else []
 
 
 def _assistant_message(turn: AssistantTurn) -> list[dict[str, Any]]:

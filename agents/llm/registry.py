@@ -23,6 +23,7 @@ from agents.llm.base import LLMAuthenticationError, LLMBadRequest
 from agents.llm.demo import DEFAULT_TOKEN_DELAY, DemoClient
 from agents.llm.openai import OpenAIClient
 from agents.llm.retry import DEFAULT_MAX_ATTEMPTS, with_retries
+from providers import catalog as provider_catalog
 from providers import selectors as provider_selectors
 from providers.endpoints import NO_KEY_PLACEHOLDER, EndpointNotAllowed
 from providers.services import model_list_fresh
@@ -44,6 +45,7 @@ __all__ = [
     "model_choices",
     "model_info",
     "parse_handle",
+    "takes_images",
     "with_retries",
 ]
 
@@ -142,6 +144,23 @@ def _build(provider: str, endpoint: Endpoint | None) -> LLMClient:
     if protocol == "azure":
         return AzureOpenAIClient(api_key=endpoint.api_key, base_url=endpoint.url, api_version=endpoint.api_version)
     return OpenAIClient(api_key=endpoint.api_key, base_url=openai_base_url(endpoint.provider_type, endpoint.base_url))
+
+
+def takes_images(handle: str, *, organization: Organization | None = None) -> bool:
+    """Whether the handle's model reads images (``providers.catalog.takes_images``); the demo model does not.
+
+    Queries the database for a provider other than the built-in ones (its type names its catalogue).
+    """
+    provider, _, model = handle.strip().partition("/")
+    if not model or provider == DEMO:
+        return False
+    endpoint = (
+        None
+        if provider in BUILTIN_PROVIDERS
+        else provider_selectors.endpoint_for(organization=organization, name=provider)
+    )
+    catalog_id = endpoint.spec.catalog_id if endpoint is not None else provider
+    return provider_catalog.takes_images(catalog_id, model)
 
 
 def list_model_handles(*, organization: Organization | None = None) -> list[ModelInfo]:

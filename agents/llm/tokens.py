@@ -5,6 +5,9 @@ not count (marked ``Usage(estimated=True)``) should be close to what it would ha
 about four characters a token, as real tokenizers give for English. Sizing a request
 against the context window must err high, so that what is judged to fit does fit: three
 characters a token (``pessimistic=True``), shown as an estimate wherever it is shown.
+
+An image counts as ``IMAGE_TOKENS``, never as the characters of its base64: about what
+Anthropic bills for an image of its largest size (width x height / 750, about 1,600 tokens).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
 
 CHARS_PER_TOKEN = 4
 PESSIMISTIC_CHARS_PER_TOKEN = 3
+IMAGE_TOKENS = 1_600
 
 
 def tokens_for_chars(chars: int, *, pessimistic: bool = False) -> int:
@@ -39,7 +43,14 @@ def _tools_chars(tools: tuple[ToolSchema, ...]) -> int:
 def request_tokens(request: LLMRequest) -> int:
     """A bound on a whole request (system, turns with their framing, tool schemas), for sizing it."""
     chars = len(request.system) + sum(len(repr(turn)) for turn in request.turns) + _tools_chars(request.tools)
-    return tokens_for_chars(chars, pessimistic=True)
+    return tokens_for_chars(chars, pessimistic=True) + IMAGE_TOKENS * _images(request)
+
+
+def _images(request: LLMRequest) -> int:
+    """The images in ``request`` (an ``ImagePart``'s ``repr`` leaves its data out)."""
+    return sum(
+        len(result.images) for turn in request.turns if isinstance(turn, ToolResultsTurn) for result in turn.results
+    )
 
 
 def estimate_prompt_tokens(request: LLMRequest) -> int:
@@ -53,7 +64,7 @@ def estimate_prompt_tokens(request: LLMRequest) -> int:
             chars += sum(len(call.name) + len(call.arguments) for call in turn.tool_calls)
         elif isinstance(turn, ToolResultsTurn):
             chars += sum(len(result.content) for result in turn.results)
-    return tokens_for_chars(chars)
+    return tokens_for_chars(chars) + IMAGE_TOKENS * _images(request)
 
 
 def estimate_usage(request: LLMRequest, completion_chars: int) -> Usage:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 Embed = Callable[[str], "list[float] | None"]
+EmbedBatch = Callable[[Sequence[str]], "list[list[float] | None]"]
 
 DEMO_DIMENSIONS = 256
 DEFAULT_TOP_K = 10
@@ -75,19 +76,30 @@ def embedder_for(handle: str, organization: Organization | None = None) -> Embed
     providers, then the server's (``agents.llm.embeddings``). A provider that fails to embed
     leaves that text without a vector (logged): full-text search still finds it.
     """
+    batch = batch_embedder_for(handle, organization)
+    if batch is None:
+        return None
+    return lambda text: batch([text])[0]
+
+
+def batch_embedder_for(handle: str, organization: Organization | None = None) -> EmbedBatch | None:
+    """As ``embedder_for``, for many texts at once: one provider request a batch (a file's chunks).
+
+    A batch the provider fails to embed leaves each of its texts without a vector (logged).
+    """
     provider, _, _model = (handle or "").partition("/")
     if provider == "demo":
-        return demo_embedding
+        return lambda texts: [demo_embedding(text) for text in texts]
     remote = embedding_function(handle, organization=organization)
     if remote is None:
         return None
 
-    def embed(text: str) -> list[float] | None:
+    def embed(texts: Sequence[str]) -> list[list[float] | None]:
         try:
-            return remote(text)
+            return list(remote(texts))
         except EmbeddingFailed as exc:
-            logger.warning("No embedding for a passage: %s", exc)
-            return None
+            logger.warning("No embeddings for %d texts: %s", len(texts), exc)
+            return [None] * len(texts)
 
     return embed
 

@@ -155,6 +155,23 @@ def archive_detach(*, agent: Agent, archive: Archive) -> None:
     AgentArchive.objects.filter(agent=agent, archive=archive).delete()
 
 
+def own_archive_ids(agent: Agent) -> list[Any]:
+    """The ids of the archives ``agent`` owns (its archival memory), for ``drop_unused_archives`` after it goes."""
+    return list(AgentArchive.objects.filter(agent=agent, is_owner=True).values_list("archive_id", flat=True))
+
+
+def drop_unused_archives(archive_ids: list[Any]) -> None:
+    """Delete those of the archives that hold no passage and are attached to no agent.
+
+    An agent's passages go with the agent, so its own archive is empty then unless passages were
+    added to it through ``/v1/archives`` (kept: they are memories nobody asked to delete), and
+    another agent may have it attached (kept: that agent searches it).
+    """
+    if archive_ids:
+        unused = Archive.objects.filter(pk__in=archive_ids, passages__isnull=True, agent_archives__isnull=True)
+        Archive.objects.filter(pk__in=list(unused.values_list("pk", flat=True))).delete()
+
+
 def own_archive(agent: Agent) -> Archive:
     """The agent's own archive, made (and attached as its owner's) on first use.
 

@@ -226,10 +226,7 @@ def agent_blocks_init(
     ]
     Block.objects.bulk_create(blocks)
     for raw in block_ids or ():
-        pk = Block.parse_public_id(raw)
-        found = Block.objects.for_org(organization).filter(pk=pk).first() if pk else None
-        if found is None:
-            raise NotFound(f"Block not found: {raw}")
+        found = Block.objects.for_org(organization).get_public(raw, missing=f"Block not found: {raw}")
         if found not in blocks:
             blocks.append(found)
     labels = [block.label for block in blocks]

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from agents.engine.events import RunFinishedEvent
-    from agents.engine.types import StoredToolCall, StoredToolReturn
+    from agents.engine.types import StoredToolCall, StoredToolImage, StoredToolReturn
     from agents.llm.base import Usage
     from tools.base import StagedWrite
 
@@ -44,6 +44,7 @@ SNAPSHOT_FIELDS = (
     "metadata",
     "otid",
     "name",
+    "images",
     "run_id",
     "step_id",
     "is_err",
@@ -252,6 +253,7 @@ class DjangoConversationStore:
                         metadata=draft.metadata,
                         otid=draft.otid,
                         name=draft.name,
+                        images=draft.images,
                         run_id=self.run_id,
                         step_id=draft.step_id,
                         is_err=draft.is_err,
@@ -274,10 +276,17 @@ class DjangoConversationStore:
         return await sync_to_async(self._append)(drafts, write)
 
     def _set_tool_returns(
-        self, message_id: Any, tool_returns: list[StoredToolReturn], write: StagedWrite | None
+        self,
+        message_id: Any,
+        tool_returns: list[StoredToolReturn],
+        write: StagedWrite | None,
+        images: list[StoredToolImage] | None,
     ) -> MessageSnapshot:
+        changes: dict[str, Any] = (
+            {"tool_returns": tool_returns} if images is None else {"tool_returns": tool_returns, "images": images}
+        )
         with transaction.atomic():
-            updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(tool_returns=tool_returns)
+            updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id).update(**changes)
             if updated != 1:
                 raise Message.DoesNotExist(f"No tool row {message_id} of agent {self.agent_id}")
             if write is not None:
@@ -285,9 +294,14 @@ class DjangoConversationStore:
         return Message.objects.get(pk=message_id).snapshot()
 
     async def set_tool_returns(
-        self, message_id: Any, tool_returns: list[StoredToolReturn], *, write: StagedWrite | None = None
+        self,
+        message_id: Any,
+        tool_returns: list[StoredToolReturn],
+        *,
+        write: StagedWrite | None = None,
+        images: list[StoredToolImage] | None = None,
     ) -> MessageSnapshot:
-        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns, write)
+        return await sync_to_async(self._set_tool_returns)(message_id, tool_returns, write, images)
 
     def _set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:
         updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id, role=MessageRole.ASSISTANT).update(

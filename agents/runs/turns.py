@@ -17,7 +17,7 @@ from agents.engine.inputs import ClientSkill, ClientTool, TurnInput
 from agents.engine.loop import Turn, TurnCollaborators, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
-from agents.llm.registry import get_llm_client
+from agents.llm.registry import get_llm_client, takes_images
 from agents.memory.prompt import Skill, memory_source
 from agents.models import Conversation, Message, RunTransport
 from agents.runs.store import DjangoConversationStore
@@ -53,6 +53,7 @@ def model_settings(agent: Agent, client_skills: Sequence[ClientSkill] = ()) -> M
         memory=memory_source(agent, skills),
         compaction_threshold=settings.CONTEXT_COMPACTION_THRESHOLD,
         compaction_evict_share=compaction_evict_share(agent),
+        image_input=takes_images(agent.model, organization=agent.organization),
     )
 
 

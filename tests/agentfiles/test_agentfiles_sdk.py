@@ -24,39 +24,34 @@ pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
 DRIVER = Path(__file__).with_name("driver_1x.py")
 
 
-@pytest.fixture(scope="module")
-def client(letta_server: LiveServer) -> Letta:
-    return Letta(base_url=letta_server.url, token=letta_server.api_key)
-
-
 @pytest.mark.parametrize("name", FILES)
-def test_letta_client_0_1_imports_every_example_file(client: Letta, name: str) -> None:
+def test_letta_client_0_1_imports_every_example_file(sdk_client: Letta, name: str) -> None:
     with (FIXTURES / name).open("rb") as handle:
-        answer = client.agents.import_file(file=handle)  # 0.1.324 has no model override
+        answer = sdk_client.agents.import_file(file=handle)  # 0.1.324 has no model override
 
     source = json.loads((FIXTURES / name).read_bytes())
     source = json.loads(source) if isinstance(source, str) else source
     entry = (source.get("agents") or [source])[0]
-    agent = client.agents.retrieve(agent_id=answer.agent_ids[0])
+    agent = sdk_client.agents.retrieve(agent_id=answer.agent_ids[0])
     assert agent.name == f"{entry['name']}_copy"
     blocks = source.get("blocks") or source.get("core_memory") or []
     wanted = {b["label"] for b in blocks if "block_ids" not in entry or b["id"] in entry["block_ids"]}
     assert {block.label for block in agent.memory.blocks} == wanted
 
 
-def test_letta_client_0_1_exports_and_reimports(client: Letta) -> None:
+def test_letta_client_0_1_exports_and_reimports(sdk_client: Letta) -> None:
     with (FIXTURES / "v2-297e8217e952_loop.af").open("rb") as handle:
-        agent_id = client.agents.import_file(file=handle, append_copy_suffix=False).agent_ids[0]
+        agent_id = sdk_client.agents.import_file(file=handle, append_copy_suffix=False).agent_ids[0]
 
-    exported = client.agents.export_file(agent_id=agent_id)
+    exported = sdk_client.agents.export_file(agent_id=agent_id)
     document = exported if isinstance(exported, dict) else json.loads(exported)
-    again = client.agents.import_file(file=("loop.af", json.dumps(document).encode()), append_copy_suffix=False)
-    second = client.agents.export_file(agent_id=again.agent_ids[0])
+    again = sdk_client.agents.import_file(file=("loop.af", json.dumps(document).encode()), append_copy_suffix=False)
+    second = sdk_client.agents.export_file(agent_id=again.agent_ids[0])
 
     assert document["agents"][0]["name"] == "Loop"
     assert without_volatile(second if isinstance(second, dict) else json.loads(second)) == without_volatile(document)
     with pytest.raises(ApiError) as bad:
-        client.agents.import_file(file=("bad.af", b"{not json"))
+        sdk_client.agents.import_file(file=("bad.af", b"{not json"))
     assert bad.value.status_code == 400
 
 

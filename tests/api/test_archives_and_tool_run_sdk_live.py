@@ -7,13 +7,9 @@ the rest of the archive surface is driven through 1.12 (``tests/sdk/archives_1x.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
 import pytest
 from letta_client import Letta
-
-if TYPE_CHECKING:
-    from tests.support.live_server import LiveServer
 
 pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
 
@@ -28,25 +24,20 @@ def twice(n: int) -> int:
 '''
 
 
-@pytest.fixture(scope="module")
-def client(letta_server: LiveServer) -> Letta:
-    return Letta(base_url=letta_server.url, token=letta_server.api_key)
-
-
-def test_an_archive_is_created_listed_by_name_and_modified(client: Letta) -> None:
+def test_an_archive_is_created_listed_by_name_and_modified(sdk_client: Letta) -> None:
     name = f"papers-{uuid.uuid4().hex[:8]}"
 
-    created = client.archives.create_archive(name=name, description="shared papers")
-    listed = client.archives.list_archives(name=name)
-    modified = client.archives.modify_archive(archive_id=created.id, description="renamed papers")
+    created = sdk_client.archives.create_archive(name=name, description="shared papers")
+    listed = sdk_client.archives.list_archives(name=name)
+    modified = sdk_client.archives.modify_archive(archive_id=created.id, description="renamed papers")
 
     assert created.id.startswith("archive-") and created.name == name
     assert [archive.id for archive in listed] == [created.id]
     assert (modified.name, modified.description) == (name, "renamed papers")
 
 
-def test_source_runs_in_the_sandbox_and_answers_a_tool_return_message(client: Letta) -> None:
-    ran = client.tools.run_tool_from_source(source_code=TWICE, args={"n": 21}, name="twice")
+def test_source_runs_in_the_sandbox_and_answers_a_tool_return_message(sdk_client: Letta) -> None:
+    ran = sdk_client.tools.run_tool_from_source(source_code=TWICE, args={"n": 21}, name="twice")
 
     assert (ran.message_type, ran.status, ran.tool_return) == ("tool_return_message", "success", "42")
     assert ran.name == "twice" and ran.tool_call_id == "null"

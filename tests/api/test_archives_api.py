@@ -182,3 +182,35 @@ def test_each_archive_is_searched_with_its_own_embedding_handle(alice_api: APICl
     ).json()
 
     assert [hit["passage"]["text"] for hit in hits] == ["To be, or not to be"]
+
+
+def test_deleting_an_agent_deletes_its_own_archive_with_its_memories_but_keeps_a_shared_one(
+    alice_api: APIClient, agent: Agent
+) -> None:
+    passage_insert(agent=agent, text="Alice drinks green tea")
+    own = AgentArchive.objects.get(agent=agent, is_owner=True).archive
+    shared = create(alice_api, "team notes")
+    assert alice_api.patch(f"/v1/agents/{agent.public_id}/archives/attach/{shared['id']}").status_code == 200
+
+    assert alice_api.delete(f"/v1/agents/{agent.public_id}").status_code == 200
+
+    assert not Archive.objects.filter(pk=own.pk).exists()
+    assert not Passage.objects.filter(archive=own).exists()
+    assert alice_api.get(f"/v1/archives/{shared['id']}").status_code == 200
+    listed = [archive["id"] for archive in alice_api.get("/v1/archives/").json()]
+    assert listed == [shared["id"]]
+
+
+def test_an_own_archive_still_holding_passages_added_over_the_api_or_attached_elsewhere_stays(
+    alice_api: APIClient, cast: Cast, agent: Agent
+) -> None:
+    passage_insert(agent=agent, text="Alice drinks green tea")
+    own = AgentArchive.objects.get(agent=agent, is_owner=True).archive
+    other = AgentFactory(organization=cast.org_a, name="reader", embedding="demo/hashed-256")
+    assert alice_api.patch(f"/v1/agents/{other.public_id}/archives/attach/{own.public_id}").status_code == 200
+    add(alice_api, {"id": own.public_id}, "kept by the team")
+
+    assert alice_api.delete(f"/v1/agents/{agent.public_id}").status_code == 200
+
+    kept = Archive.objects.get(pk=own.pk)
+    assert [passage.text for passage in kept.passages.all()] == ["kept by the team"]

@@ -78,3 +78,41 @@ def test_the_health_check_is_never_throttled(alice_api: APIClient, tight_rate: N
     spend(alice_api, RATE + 1)
 
     assert [alice_api.get("/v1/health/").status_code for _ in range(RATE + 1)] == [200] * (RATE + 1)
+
+
+class Clock:
+    """The throttles' clock, set by the test: ``at(window, seconds)`` is that many seconds into a minute."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = 0.0
+        monkeypatch.setattr(ApiKeyRateThrottle, "timer", staticmethod(lambda: self.now))
+
+    def at(self, window: int, seconds: float) -> None:
+        self.now = window * 60.0 + seconds
+
+
+WINDOW = 29_000_000  # minutes since 1970: one in 2025, far from the real clock
+
+
+def test_the_last_minutes_requests_weigh_by_how_much_of_that_minute_is_still_within_the_rate(
+    alice_api: APIClient, tight_rate: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock(monkeypatch)
+    clock.at(WINDOW, 1)
+    assert spend(alice_api, RATE) == [200] * RATE
+
+    clock.at(WINDOW + 1, 30)  # half of the previous minute is still within the last 60 s: 1.5 of 3
+
+    assert spend(alice_api, 2) == [200, 429]
+
+
+def test_a_refused_request_does_not_count_against_the_key(
+    alice_api: APIClient, tight_rate: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock(monkeypatch)
+    clock.at(WINDOW, 1)
+    assert spend(alice_api, RATE + 3) == [200] * RATE + [429] * 3
+
+    clock.at(WINDOW + 1, 40)  # a third of the previous minute left: 1 of its 3 counted requests
+
+    assert spend(alice_api, 3) == [200, 200, 429]

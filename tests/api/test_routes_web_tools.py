@@ -122,6 +122,13 @@ def test_the_sdk_creates_an_agent_with_the_web_tools_and_reads_lettas_errors(let
 # --- real turns: the model calls the tool, the server runs it, the model reads the result ---------------
 
 
+@pytest.fixture
+def claude_on_the_fake(settings: Any, fake_llm: FakeLLMServer) -> None:
+    """The server's Anthropic provider is the fake model."""
+    settings.ANTHROPIC_BASE_URL = fake_llm.url
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+
+
 def _turn(api: APIClient, agent_id: str, text: str) -> list[dict[str, Any]]:
     response = api.post(
         f"/v1/agents/{agent_id}/messages", {"messages": [{"role": "user", "content": text}]}, format="json"
@@ -138,9 +145,8 @@ def _tool_result_sent_back(fake_llm: FakeLLMServer) -> str:
 
 
 @pytest.mark.django_db
+@pytest.mark.usefixtures("claude_on_the_fake")
 def test_a_turn_in_which_the_model_fetches_a_page(alice_api: APIClient, settings: Any, fake_llm: FakeLLMServer) -> None:
-    settings.ANTHROPIC_BASE_URL = fake_llm.url
-    settings.ANTHROPIC_API_KEY = "sk-ant-test"
     settings.WEB_FETCH_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1"]
     with fake_web() as web:
         url = web.page("/tides", ARTICLE)
@@ -160,11 +166,10 @@ def test_a_turn_in_which_the_model_fetches_a_page(alice_api: APIClient, settings
 
 
 @pytest.mark.django_db
+@pytest.mark.usefixtures("claude_on_the_fake")
 def test_a_turn_in_which_the_model_searches_with_the_agents_own_exa_key(
     alice_api: APIClient, settings: Any, fake_llm: FakeLLMServer
 ) -> None:
-    settings.ANTHROPIC_BASE_URL = fake_llm.url
-    settings.ANTHROPIC_API_KEY = "sk-ant-test"
     settings.WEB_SEARCH_PROVIDER = "auto"
     settings.EXA_API_KEY = ""
     settings.TAVILY_API_KEY = ""
@@ -209,11 +214,10 @@ def test_a_turn_in_which_the_model_searches_with_the_agents_own_exa_key(
 
 
 @pytest.mark.django_db
+@pytest.mark.usefixtures("claude_on_the_fake")
 def test_a_turn_without_a_search_provider_shows_the_model_a_clear_error(
     alice_api: APIClient, settings: Any, fake_llm: FakeLLMServer
 ) -> None:
-    settings.ANTHROPIC_BASE_URL = fake_llm.url
-    settings.ANTHROPIC_API_KEY = "sk-ant-test"
     settings.EXA_API_KEY = settings.TAVILY_API_KEY = settings.SEARXNG_URL = ""
     agent = create(alice_api, model=CLAUDE).json()
     fake_llm.script(Reply(tool_calls=[("web_search", {"query": "tides"})]), Reply(text="Search is off."))

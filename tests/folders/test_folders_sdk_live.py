@@ -4,7 +4,6 @@ and a Markdown file uploaded, polled until ``completed``, and the folder attache
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import pytest
 from letta_client import Letta
@@ -12,23 +11,15 @@ from letta_client.core.api_error import ApiError
 
 from tests.folders.conftest import FIXTURES
 
-if TYPE_CHECKING:
-    from tests.support.live_server import LiveServer
-
 pytestmark = [pytest.mark.live_server, pytest.mark.sdk]
 
 
-@pytest.fixture(scope="module")
-def client(letta_server: LiveServer) -> Letta:
-    return Letta(base_url=letta_server.url, token=letta_server.api_key)
-
-
-def wait_until_processed(client: Letta, folder_id: str, file_id: str) -> list[str]:
+def wait_until_processed(sdk_client: Letta, folder_id: str, file_id: str) -> list[str]:
     """The statuses seen while polling, as a client following Letta's docs does."""
     seen: list[str] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        status = client.folders.files.list(folder_id=folder_id)
+        status = sdk_client.folders.files.list(folder_id=folder_id)
         current = next(file.processing_status for file in status if file.id == file_id)
         if not seen or seen[-1] != current:
             seen.append(str(current))
@@ -38,31 +29,31 @@ def wait_until_processed(client: Letta, folder_id: str, file_id: str) -> list[st
     raise AssertionError(f"still processing: {seen}")
 
 
-def test_the_sdk_uploads_a_pdf_a_docx_and_markdown_and_sees_them_completed(client: Letta) -> None:
-    folder = client.folders.create(name="sdk-docs", embedding="demo/hashed-256")
+def test_the_sdk_uploads_a_pdf_a_docx_and_markdown_and_sees_them_completed(sdk_client: Letta) -> None:
+    folder = sdk_client.folders.create(name="sdk-docs", embedding="demo/hashed-256")
     results = {}
     for name in ("guide.pdf", "handbook.docx", "notes.md"):
         with (FIXTURES / name).open("rb") as handle:
-            uploaded = client.folders.files.upload(folder_id=folder.id, file=(name, handle))
+            uploaded = sdk_client.folders.files.upload(folder_id=folder.id, file=(name, handle))
         assert uploaded.file_name == f"sdk-docs/{name}"
-        results[name] = wait_until_processed(client, folder.id, uploaded.id)
+        results[name] = wait_until_processed(sdk_client, folder.id, uploaded.id)
 
     assert all(seen[-1] == "completed" for seen in results.values()), results
-    assert client.folders.count() >= 1
-    agent = client.agents.create(name="sdk-reader", model="demo/echo-1", embedding="demo/hashed-256")
-    state = client.agents.folders.attach(agent_id=agent.id, folder_id=folder.id)
+    assert sdk_client.folders.count() >= 1
+    agent = sdk_client.agents.create(name="sdk-reader", model="demo/echo-1", embedding="demo/hashed-256")
+    state = sdk_client.agents.folders.attach(agent_id=agent.id, folder_id=folder.id)
     assert {"open_files", "grep_files", "semantic_search_files"} <= {tool.name for tool in state.tools}
-    assert [source.name for source in client.agents.folders.list(agent_id=agent.id)] == ["sdk-docs"]
-    assert [source.name for source in client.sources.list()] == [f.name for f in client.folders.list()]
-    client.agents.delete(agent_id=agent.id)
-    client.folders.delete(folder_id=folder.id)
+    assert [source.name for source in sdk_client.agents.folders.list(agent_id=agent.id)] == ["sdk-docs"]
+    assert [source.name for source in sdk_client.sources.list()] == [f.name for f in sdk_client.folders.list()]
+    sdk_client.agents.delete(agent_id=agent.id)
+    sdk_client.folders.delete(folder_id=folder.id)
 
 
-def test_the_sdk_gets_a_415_for_an_unsupported_type(client: Letta) -> None:
-    folder = client.folders.create(name="sdk-refused", embedding="demo/hashed-256")
+def test_the_sdk_gets_a_415_for_an_unsupported_type(sdk_client: Letta) -> None:
+    folder = sdk_client.folders.create(name="sdk-refused", embedding="demo/hashed-256")
 
     with pytest.raises(ApiError) as refused:
-        client.folders.files.upload(folder_id=folder.id, file=("tool.exe", b"MZ", "application/x-msdownload"))
+        sdk_client.folders.files.upload(folder_id=folder.id, file=("tool.exe", b"MZ", "application/x-msdownload"))
 
     assert refused.value.status_code == 415
-    assert client.folders.files.list(folder_id=folder.id) == []
+    assert sdk_client.folders.files.list(folder_id=folder.id) == []

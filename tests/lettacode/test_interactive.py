@@ -7,6 +7,7 @@ and the new text in one request (``approval`` then ``message``), which the serve
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -16,6 +17,8 @@ from tests.lettacode.client import APPROVAL, ask
 from tests.lettacode.terminal import DOWN, ENTER, ESC
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from tests.fake_llm.server import FakeLLMServer
     from tests.lettacode.client import LettaCode
     from tests.lettacode.terminal import Terminal
@@ -45,6 +48,15 @@ def last_user_text(fake_llm: FakeLLMServer) -> str:
     return " ".join(part.get("text", "") for part in content if part.get("type") == "text")
 
 
+@contextlib.contextmanager
+def at_approval(letta_code: LettaCode, agent_id: str) -> Iterator[Terminal]:
+    """A standard-mode session of ``agent_id`` whose model has just asked to run a Bash call."""
+    with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
+        ask(screen, "Make the probe file")
+        screen.expect(APPROVAL)
+        yield screen
+
+
 def wait_for_answer(screen: Terminal, text: str) -> None:
     screen.expect(text, timeout=60)
     screen.settle()
@@ -71,9 +83,7 @@ def test_approving_a_bash_call_runs_it_on_the_client(
 ) -> None:
     fake_llm.script(bash_call("printf approved > probe.txt && cat probe.txt"))
 
-    with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
-        ask(screen, "Make the probe file")
-        screen.expect(APPROVAL)
+    with at_approval(letta_code, agent_id) as screen:
         screen.send(ENTER)
         wait_for_answer(screen, "Bash returned approved")
 
@@ -86,9 +96,7 @@ def test_denying_a_bash_call_with_a_reason_gives_the_model_the_reason(
 ) -> None:
     fake_llm.script(bash_call("touch denied.txt"))
 
-    with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
-        ask(screen, "Make the probe file")
-        screen.expect(APPROVAL)
+    with at_approval(letta_code, agent_id) as screen:
         screen.settle()
         screen.send(DOWN)
         screen.expect("\u276f 2\\.")  # the dialog's cursor, one key at a time on a busy machine
@@ -109,9 +117,7 @@ def test_esc_at_an_approval_then_a_new_message_is_answered(
 ) -> None:
     fake_llm.script(bash_call("touch cancelled.txt"), Reply(text="Fine, something else then."))
 
-    with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
-        ask(screen, "Make the probe file")
-        screen.expect(APPROVAL)
+    with at_approval(letta_code, agent_id) as screen:
         screen.settle()
         screen.send(ESC, pause=1.0)
         screen.expect("Approval cancelled")
@@ -150,9 +156,8 @@ def test_an_approval_left_open_when_letta_code_quits_is_asked_again_on_restart(
     letta_code: LettaCode, agent_id: str, fake_llm: FakeLLMServer
 ) -> None:
     fake_llm.script(bash_call("printf later > later.txt && cat later.txt"))
-    with letta_code.open_session("--agent", agent_id, *STANDARD) as screen:
-        ask(screen, "Make the probe file")
-        screen.expect(APPROVAL)
+    with at_approval(letta_code, agent_id):
+        pass  # Letta Code quits with the approval open
 
     with letta_code.terminal("--agent", agent_id, *STANDARD) as screen:
         screen.expect(APPROVAL, timeout=90)

@@ -13,10 +13,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from mcp_servers import services
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any
 
     from pytest_django.fixtures import SettingsWrapper
+
+    from accounts.models import Organization
+    from mcp_servers.models import MCPServer
 
 SERVERS = Path(__file__).with_name("servers.py")
 STARTUP_SECONDS = 20.0
@@ -29,6 +35,15 @@ class RunningServer:
     transport: str
     url: str
     process: subprocess.Popen[bytes]
+
+
+def add_server(
+    organization: Organization, url: str, name: str = "notes", server_type: str = "streamable_http", **fields: Any
+) -> MCPServer:
+    """``url`` added as an MCP server of ``organization`` (its tools registered), as the page adds one."""
+    return services.server_create(
+        organization=organization, user=None, server_name=name, server_type=server_type, server_url=url, **fields
+    )
 
 
 def _free_port() -> int:

@@ -3,13 +3,15 @@
 ``KIND`` is ``tools`` (a read-only, a destructive and a structured tool), ``stateful`` (a tool that
 says which session it runs on, and ones that ask the person through elicitation), ``hang`` (a tool that
 never answers), ``disconnect`` (a tool whose server dies mid-call), ``invalid`` (a tool whose
-input schema is not a valid JSON schema) or ``oauth`` (every request answers 401 with an OAuth
-challenge). ``TRANSPORT`` is ``streamable_http`` (path ``/mcp``) or ``sse`` (path ``/sse``).
+input schema is not a valid JSON schema), ``images`` (tools that return a PNG chart and an SVG drawing)
+or ``oauth`` (every request answers 401 with an OAuth challenge). ``TRANSPORT`` is ``streamable_http``
+(path ``/mcp``) or ``sse`` (path ``/sse``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import secrets
 import sys
@@ -26,9 +28,9 @@ from mcp.server.auth.provider import (
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
-from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from mcp.server.mcpserver import Context, Elicit, Image, MCPServer, Resolve
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from mcp.types import ToolAnnotations
+from mcp.types import ImageContent, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, BaseModel
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -296,6 +298,30 @@ def oauth_server(port: int, token_seconds: int) -> MCPServer:
     return server
 
 
+#: A 1x1 PNG.
+TINY_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+SVG_DRAWING = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>'
+
+
+def images_server() -> MCPServer:
+    server = MCPServer("test-images")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def render_chart(title: str) -> list[TextContent | ImageContent]:
+        """A chart, as a PNG image with its caption."""
+        return [TextContent(type="text", text=f"Chart: {title}"), Image(data=TINY_PNG, format="png").to_image_content()]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def draw_vector(shape: str) -> list[TextContent | ImageContent]:
+        """A drawing, as an SVG image."""
+        data = base64.b64encode(SVG_DRAWING).decode()
+        return [TextContent(type="text", text=f"Drawing: {shape}"), ImageContent(data=data, mime_type="image/svg+xml")]
+
+    return server
+
+
 OAUTH_TOKEN_SECONDS = {"oauth": 3600, "oauth-expiring": 2}
 SERVERS = {
     "tools": tools_server,
@@ -303,6 +329,7 @@ SERVERS = {
     "hang": hang_server,
     "disconnect": disconnect_server,
     "invalid": invalid_server,
+    "images": images_server,
 }
 
 

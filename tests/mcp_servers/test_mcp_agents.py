@@ -19,6 +19,7 @@ from mcp_servers import client
 from mcp_servers import services as mcp_services
 from mcp_servers.errors import MCPAuthorizationRequired, MCPElicitationRequired
 from mcp_servers.models import MCPServer
+from tests.mcp_servers.conftest import add_server
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -34,13 +35,7 @@ pytestmark = pytest.mark.django_db
 
 
 def agent_with(organization: Organization, kind: str, url: str, **server: Any) -> Agent:
-    added = mcp_services.server_create(
-        organization=organization,
-        user=None,
-        server_name=kind,
-        server_type=server.get("type", "streamable_http"),
-        server_url=url,
-    )
+    added = add_server(organization, url, kind, server.get("type", "streamable_http"))
     tool_ids = [tool.public_id for tool in Tool.objects.filter(metadata__mcp__server_id=added.public_id)]
     return services.agent_create(
         organization=organization, name=f"{kind}-agent", model="demo/echo-1", tool_ids=tool_ids
@@ -137,13 +132,7 @@ def test_a_server_that_dies_mid_call_is_a_tool_error(
 def test_a_tool_with_an_invalid_schema_is_refused_clearly(
     alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
-    server = mcp_services.server_create(
-        organization=cast.org_a,
-        user=None,
-        server_name="invalid",
-        server_type="streamable_http",
-        server_url=mcp_server("invalid").url,
-    )
+    server = add_server(cast.org_a, mcp_server("invalid").url, "invalid")
 
     registered = set(Tool.objects.filter(metadata__mcp__server_id=server.public_id).values_list("name", flat=True))
     live = alice_api.get("/v1/tools/mcp/servers/invalid/tools").json()
@@ -161,9 +150,7 @@ def test_a_server_that_wants_oauth_is_a_clear_refusal(
     alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
     url = mcp_server("oauth").url
-    server = mcp_services.server_create(
-        organization=cast.org_a, user=None, server_name="oauth", server_type="streamable_http", server_url=url
-    )
+    server = add_server(cast.org_a, url, "oauth")
 
     response = alice_api.get("/v1/tools/mcp/servers/oauth/tools")
 

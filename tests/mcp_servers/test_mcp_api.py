@@ -260,3 +260,17 @@ def test_modifying_a_server_keeps_its_token_unless_a_new_one_is_given(
     assert new_token.json()["auth_token"] == "Bearer ****9999"
     assert MCPServer.objects.get().token == "sk-another-token-9999"
     assert all(tags == ["mcp:maths"] for tags in Tool.objects.filter(kind="mcp").values_list("tags", flat=True))
+
+
+def test_the_legacy_connect_stream_lists_the_tools_of_a_config_without_adding_it(
+    alice_api: APIClient, mcp_server: Callable[..., RunningServer]
+) -> None:
+    body = {"server_name": "probe", "type": "streamable_http", "server_url": mcp_server("tools").url}
+
+    response = alice_api.post("/v1/tools/mcp/servers/connect", body, format="json")
+
+    events = stream_text(response).split("\n\n")
+    assert events[0] == 'data: {"event": "connection_attempt", "server_name": "probe"}'
+    assert events[1].startswith('data: {"event": "success", "tools": [')
+    assert "lookup_weather" in events[1]
+    assert not MCPServer.objects.exists()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from django.conf import settings
 
-from mcp_servers import services as mcp_services
+from tests.mcp_servers.conftest import add_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -69,9 +69,7 @@ def test_the_reference_servers_tools_are_registered_and_called(
     alice_api: APIClient, cast: Cast, everything_url: tuple[str, str]
 ) -> None:
     transport, url = everything_url
-    server = mcp_services.server_create(
-        organization=cast.org_a, user=None, server_name="everything", server_type=transport, server_url=url
-    )
+    server = add_server(cast.org_a, url, "everything", transport)
 
     live = {tool["name"]: tool for tool in alice_api.get("/v1/tools/mcp/servers/everything/tools").json()}
     echo = run(alice_api, server.public_id, "echo", {"message": "hello"})

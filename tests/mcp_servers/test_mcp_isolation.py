@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agents import services
-from mcp_servers import services as mcp_services
+from tests.mcp_servers.conftest import add_server
 from tools.models import Tool
 
 if TYPE_CHECKING:
@@ -24,14 +24,7 @@ pytestmark = pytest.mark.django_db
 def test_another_orgs_servers_are_in_no_list(
     alice_api: APIClient, charlie_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
-    mcp_services.server_create(
-        organization=cast.org_a,
-        user=None,
-        server_name="alices",
-        server_type="sse",
-        server_url=mcp_server("tools", "sse").url,
-        token="sk-alices-token-000000",
-    )
+    add_server(cast.org_a, mcp_server("tools", "sse").url, "alices", "sse", token="sk-alices-token-000000")
 
     assert charlie_api.get("/v1/mcp-servers/").json() == []
     assert charlie_api.get("/v1/tools/mcp/servers").json() == {}
@@ -41,13 +34,7 @@ def test_another_orgs_servers_are_in_no_list(
 def test_a_tool_naming_another_orgs_server_cannot_reach_it(
     charlie_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
-    mcp_services.server_create(
-        organization=cast.org_a,
-        user=None,
-        server_name="alices",
-        server_type="streamable_http",
-        server_url=mcp_server("tools").url,
-    )
+    add_server(cast.org_a, mcp_server("tools").url, "alices")
     forged = Tool.objects.create(
         organization=cast.org_b,
         name="lookup_weather",
@@ -77,13 +64,7 @@ def test_a_tool_naming_another_orgs_server_cannot_reach_it(
 def test_the_agent_form_says_which_mcp_server_a_tool_comes_from(
     client: Any, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
-    mcp_services.server_create(
-        organization=cast.org_a,
-        user=None,
-        server_name="weather",
-        server_type="streamable_http",
-        server_url=mcp_server("tools").url,
-    )
+    add_server(cast.org_a, mcp_server("tools").url, "weather")
     agent = services.agent_create(organization=cast.org_a, name="form", model="demo/echo-1")
     client.force_login(cast.alice)
 

@@ -15,8 +15,8 @@ from django.db import connection
 
 from agents import services
 from mcp_servers import oauth
-from mcp_servers import services as mcp_services
 from mcp_servers.models import MCPOAuthSession, MCPServer, OAuthStatus
+from tests.mcp_servers.conftest import add_server
 from tests.mcp_servers.streams import events
 from tools.models import Tool
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
     from rest_framework.test import APIClient
 
-    from accounts.models import Organization
     from tests.conftest import Cast
     from tests.mcp_servers.conftest import RunningServer
 
@@ -46,12 +45,6 @@ def approve(authorization_url: str) -> str:
         back = http.post(consent_url.copy_with(query=None), data={"transaction": transaction})
     assert back.status_code == 302
     return str(back.headers["location"])
-
-
-def add_server(organization: Organization, url: str, name: str = "notes") -> MCPServer:
-    return mcp_services.server_create(
-        organization=organization, user=None, server_name=name, server_type="streamable_http", server_url=url
-    )
 
 
 def connect(api: APIClient, server: MCPServer) -> list[dict[str, Any]]:

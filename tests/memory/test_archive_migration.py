@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from agents.memory.archival import demo_embedding, passage_insert, passage_search
 from agents.models import Agent, AgentArchive, Passage
+from tests.support.migrations import latest_schema_afterwards, migrate  # noqa: F401  (the fixture)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("latest_schema_afterwards")]
 
 BEFORE = [("agents", "0013_conversations")]
-AFTER = [("agents", "0015_passage_archive_required")]
-
-
-def _migrate(targets: list[tuple[str, str]]) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor
 
 
 def test_existing_passages_land_in_their_agents_own_archive_and_are_still_found() -> None:
-    old = _migrate(BEFORE).loader.project_state(BEFORE).apps
+    old = migrate(BEFORE).loader.project_state(BEFORE).apps
     Organization = old.get_model("accounts", "Organization")
     OldAgent = old.get_model("agents", "Agent")
     OldPassage = old.get_model("agents", "Passage")
@@ -43,7 +34,7 @@ def test_existing_passages_land_in_their_agents_own_archive_and_are_still_found(
             created_at=timezone.now(),
         )
 
-    _migrate(AFTER)
+    migrate()  # through agents 0014 (the move) and 0015 (the archive required), to the latest
 
     agent = Agent.objects.get(pk=keeper.pk)
     own = AgentArchive.objects.select_related("archive").get(agent=agent, is_owner=True).archive

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.db.models import TextField
 from django.db.models.functions import Cast as SqlCast
 
@@ -15,21 +13,15 @@ from agents.llm.anthropic import AnthropicClient
 from agents.llm.openai import OpenAIClient
 from agents.llm.registry import get_llm_client
 from providers.models import Provider
+from tests.support.migrations import latest_schema_afterwards, migrate  # noqa: F401  (the fixture)
 
 if TYPE_CHECKING:
     from pytest_django.fixtures import SettingsWrapper
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("latest_schema_afterwards")]
 
 BEFORE = [("accounts", "0004_approval_expiry"), ("providers", "0001_initial")]
 AFTER = [("accounts", "0005_delete_providersettings"), ("providers", "0002_copy_provider_settings")]
-
-
-def _migrate(targets: list[tuple[str, str]]) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor
 
 
 def test_the_data_migration_copies_each_rows_key_and_base_url_under_the_name_its_handles_used(
@@ -37,7 +29,7 @@ def test_the_data_migration_copies_each_rows_key_and_base_url_under_the_name_its
 ) -> None:
     settings.ANTHROPIC_API_KEY = settings.OPENAI_API_KEY = ""
     settings.ANTHROPIC_BASE_URL = settings.OPENAI_BASE_URL = ""
-    old = _migrate(BEFORE).loader.project_state(BEFORE).apps
+    old = migrate(BEFORE).loader.project_state(BEFORE).apps
     Organization = old.get_model("accounts", "Organization")
     ProviderSettings = old.get_model("accounts", "ProviderSettings")
     acme = Organization.objects.create(name="Acme", slug="acme")
@@ -53,7 +45,7 @@ def test_the_data_migration_copies_each_rows_key_and_base_url_under_the_name_its
     )
     ProviderSettings.objects.create(organization=globex, provider="openai", api_key_encrypted="", base_url="")
 
-    _migrate(AFTER)
+    migrate(AFTER)
 
     rows = {(row.organization_id, row.name): row for row in Provider.objects.all()}
     assert set(rows) == {(acme.pk, "anthropic"), (acme.pk, "openai")}  # Globex's empty row held nothing

@@ -24,7 +24,8 @@ from archives_1x import ARCHIVE_SCENARIOS
 from conversations_1x import CONVERSATION_SCENARIOS
 from folders_1x import FOLDER_SCENARIOS
 from letta_client import ConflictError, Letta, NotFoundError
-from seed_000_1x import FLOWS, get_secret_code_tool, roll_dice_tool
+from seed_000_1x import FLOWS, check, get_secret_code_tool, roll_dice_tool
+from seed_000_1x import types as types_of
 from small_routes_1x import SMALL_ROUTE_SCENARIOS
 
 MODEL = "anthropic/claude-sonnet-4-5-20250929"
@@ -98,24 +99,6 @@ class Context:
         dice = self.upsert(DICE_SOURCE)
         agent = self.agent(tool_ids=[secret.id, dice.id], name="approval_test_agent", tags=["approval_test"])
         return agent, secret
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        raise AssertionError(message)
-
-
-def types_of(messages: list[Any]) -> list[str]:
-    return [m.message_type for m in messages]
-
-
-def accumulate_chunks(stream: Any) -> list[Any]:
-    messages, previous = [], None
-    for chunk in stream:
-        if chunk.message_type != previous:
-            messages.append(chunk)
-        previous = chunk.message_type
-    return messages
 
 
 # --- day one ------------------------------------------------------------------------------

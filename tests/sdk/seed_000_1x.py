@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 USER_MESSAGE_OTID = str(uuid.uuid4())
@@ -108,6 +109,16 @@ def tool_item(tool_call_id: str) -> dict[str, Any]:
     return {"type": "tool", "tool_call_id": tool_call_id, "tool_return": SECRET_CODE, "status": "success"}
 
 
+def denial(tool_call_id: str) -> list[Any]:
+    """The seed's denial of one call, with its reason."""
+    return approval([deny_item(tool_call_id)], approve=True, reason=DENIAL_REASON)
+
+
+def client_return(tool_call_id: str) -> list[Any]:
+    """The seed's answer to one call with the client's own result."""
+    return approval([tool_item(tool_call_id)], approve=True, reason=DENIAL_REASON)
+
+
 class Seed:
     """One flow's fixtures: the approval and dice tools (``upsert_from_function``) and the agent."""
 
@@ -146,6 +157,10 @@ class Seed:
 
     def listed(self, **query: Any) -> list[Any]:
         return self.client.agents.messages.list(self.agent.id, **query).items
+
+    def pending_tool_call(self) -> str:
+        """Send the seed's approval message; the id of the call it then waits on."""
+        return self.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
 
     def approve_tool_call(self, tool_call_id: str) -> None:
         self.send(approval([approve_item(tool_call_id)]))
@@ -204,7 +219,7 @@ def seed_invoke_approval_request_stream(ctx: Any) -> None:
 
 def seed_invoke_tool_after_turning_off_requires_approval(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     seed.stream(approval([approve_item(tool_call_id)]), stream_tokens=True)
     seed.client.agents.tools.update_approval(
         seed.approval_tool.name, agent_id=seed.agent.id, body_requires_approval=False
@@ -224,7 +239,7 @@ def seed_invoke_tool_after_turning_off_requires_approval(ctx: Any) -> None:
 
 def seed_approve_tool_call_request(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     messages = seed.stream(approval([approve_item(tool_call_id)]), stream_tokens=True)
     check(len(messages) in (3, 5, 6), types(messages))
     check(messages[0].message_type == "tool_return_message" and messages[0].tool_call_id == tool_call_id)
@@ -260,7 +275,7 @@ def seed_approve_cursor_fetch(ctx: Any) -> None:
 
 def seed_approve_with_context_check(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     messages = seed.stream(approval([approve_item(tool_call_id)]), stream_tokens=True)
     check(messages[-2:] and types(messages)[-2:] == ["stop_reason", "usage_statistics"], types(messages))
 
@@ -276,7 +291,7 @@ def _follow_up_is_answered(seed: Seed, *, tool_call_allowed: bool = False, **opt
 
 def seed_approve_and_follow_up(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     seed.send(approval([approve_item(tool_call_id)]))
     _follow_up_is_answered(seed, tool_call_allowed=True, stream_tokens=True)
 
@@ -291,14 +306,14 @@ def _error_then_not_bricked(seed: Seed, answer: list[Any], *, tool_call_allowed:
 
 def seed_approve_and_follow_up_with_error(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     _error_then_not_bricked(seed, approval([approve_item(tool_call_id)]), tool_call_allowed=True)
 
 
 def seed_deny_tool_call_request(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
-    messages = seed.stream(approval([deny_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    tool_call_id = seed.pending_tool_call()
+    messages = seed.stream(denial(tool_call_id))
     check(
         types(messages)
         == ["tool_return_message", "reasoning_message", "assistant_message", "stop_reason", "usage_statistics"],
@@ -308,8 +323,8 @@ def seed_deny_tool_call_request(ctx: Any) -> None:
     check(SECRET_CODE in messages[2].content)
 
 
-def seed_deny_cursor_fetch(ctx: Any) -> None:
-    seed = Seed(ctx)
+def _answered_then_listed(seed: Seed, answer: Callable[[str], list[Any]]) -> tuple[str, list[Any]]:
+    """The seed's cursor checks around ``answer``ing the pending call: the call's id and what is listed after."""
     last_message_cursor = seed.listed(limit=1)[0].id
     response = seed.send(USER_MESSAGE_TEST_APPROVAL)
     last_message_id = response.messages[0].id
@@ -317,7 +332,7 @@ def seed_deny_cursor_fetch(ctx: Any) -> None:
     messages = seed.listed(after=last_message_cursor)
     check(len(messages) == 4 and messages[3].tool_call.tool_call_id == tool_call_id, types(messages))
 
-    seed.send(approval([deny_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    seed.send(answer(tool_call_id))
 
     messages = seed.listed(after=last_message_id)
     check(
@@ -325,6 +340,12 @@ def seed_deny_cursor_fetch(ctx: Any) -> None:
         == ["approval_response_message", "tool_return_message", "reasoning_message", "assistant_message"],
         types(messages),
     )
+    return tool_call_id, messages
+
+
+def seed_deny_cursor_fetch(ctx: Any) -> None:
+    seed = Seed(ctx)
+    tool_call_id, messages = _answered_then_listed(seed, denial)
     check(messages[0].approvals[0].approve is False and messages[0].approvals[0].tool_call_id == tool_call_id)
     check(messages[0].approvals[0].reason == DENIAL_REASON)
     check(messages[1].status == "error")
@@ -332,7 +353,7 @@ def seed_deny_cursor_fetch(ctx: Any) -> None:
 
 def seed_deny_with_context_check(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     messages = seed.stream(
         approval([deny_item(tool_call_id, CANCEL_REASON)], approve=True, reason=CANCEL_REASON), stream_tokens=True
     )
@@ -341,21 +362,21 @@ def seed_deny_with_context_check(ctx: Any) -> None:
 
 def seed_deny_and_follow_up(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
-    seed.send(approval([deny_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    tool_call_id = seed.pending_tool_call()
+    seed.send(denial(tool_call_id))
     _follow_up_is_answered(seed, stream_tokens=True)
 
 
 def seed_deny_and_follow_up_with_error(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
-    _error_then_not_bricked(seed, approval([deny_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    tool_call_id = seed.pending_tool_call()
+    _error_then_not_bricked(seed, denial(tool_call_id))
 
 
 def seed_client_side_tool_call_request(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
-    messages = seed.stream(approval([tool_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    tool_call_id = seed.pending_tool_call()
+    messages = seed.stream(client_return(tool_call_id))
     check(
         types(messages)
         == ["tool_return_message", "reasoning_message", "assistant_message", "stop_reason", "usage_statistics"],
@@ -367,21 +388,7 @@ def seed_client_side_tool_call_request(ctx: Any) -> None:
 
 def seed_client_side_tool_call_cursor_fetch(ctx: Any) -> None:
     seed = Seed(ctx)
-    last_message_cursor = seed.listed(limit=1)[0].id
-    response = seed.send(USER_MESSAGE_TEST_APPROVAL)
-    last_message_id = response.messages[0].id
-    tool_call_id = response.messages[2].tool_call.tool_call_id
-    messages = seed.listed(after=last_message_cursor)
-    check(len(messages) == 4 and messages[3].tool_call.tool_call_id == tool_call_id, types(messages))
-
-    seed.send(approval([tool_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
-
-    messages = seed.listed(after=last_message_id)
-    check(
-        types(messages)
-        == ["approval_response_message", "tool_return_message", "reasoning_message", "assistant_message"],
-        types(messages),
-    )
+    tool_call_id, messages = _answered_then_listed(seed, client_return)
     first = messages[0].approvals[0]
     check(
         (first.type, first.tool_call_id, first.tool_return, first.status)
@@ -392,22 +399,22 @@ def seed_client_side_tool_call_cursor_fetch(ctx: Any) -> None:
 
 def seed_client_side_tool_call_with_context_check(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
+    tool_call_id = seed.pending_tool_call()
     messages = seed.stream(approval([tool_item(tool_call_id)], approve=True, reason=CANCEL_REASON), stream_tokens=True)
     check(types(messages)[-2:] == ["stop_reason", "usage_statistics"], types(messages))
 
 
 def seed_client_side_tool_call_and_follow_up(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
-    seed.send(approval([tool_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    tool_call_id = seed.pending_tool_call()
+    seed.send(client_return(tool_call_id))
     _follow_up_is_answered(seed, stream_tokens=True)
 
 
 def seed_client_side_tool_call_and_follow_up_with_error(ctx: Any) -> None:
     seed = Seed(ctx)
-    tool_call_id = seed.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
-    _error_then_not_bricked(seed, approval([tool_item(tool_call_id)], approve=True, reason=DENIAL_REASON))
+    tool_call_id = seed.pending_tool_call()
+    _error_then_not_bricked(seed, client_return(tool_call_id))
 
 
 def seed_parallel_tool_calling(ctx: Any) -> None:

@@ -6,10 +6,13 @@ by ``LIVE_SERVER_DATABASE_URL`` (emptied by ``migrate`` and ``flush``). It runs 
 production settings (``DEBUG`` off, a ``SECRET_KEY`` of its own) and an API key
 issued through the management command.
 
-Use the session fixture::
+Use the session fixture, or ``sdk_client`` (letta-client 0.1.324 on that server, with its key)::
 
     def test_something(letta_server: LiveServer) -> None:
         client = Letta(base_url=letta_server.url, token=letta_server.api_key)
+
+    def test_something_else(sdk_client: Letta) -> None:
+        sdk_client.agents.list()
 
 or ``start_live_server(folder, extra_env={...})`` for a server with other settings
 (a fake LLM's base URL, ``REDIS_URL`` …), and ``start_inprocess_server`` for one on a scratch
@@ -37,6 +40,8 @@ from tests.support.databases import scratch_database
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+
+    from letta_client import Letta
 
 BASE_DIR = Path(settings.BASE_DIR)
 STARTUP_TIMEOUT_S = 60.0
@@ -181,3 +186,11 @@ def start_inprocess_server(folder: Path, *, extra_env: Mapping[str, str]) -> Ite
 def letta_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     with start_live_server(tmp_path_factory.mktemp("live-server")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def sdk_client(letta_server: LiveServer) -> Letta:
+    """letta-client 0.1.324 on ``letta_server``, with its API key."""
+    from letta_client import Letta  # here, not at the top: a session that drives no SDK does not import it
+
+    return Letta(base_url=letta_server.url, token=letta_server.api_key)
