@@ -31,7 +31,9 @@ from mcp.types import (
     INVALID_REQUEST,
     REQUEST_TIMEOUT,
     CallToolResult,
+    ElicitRequestFormParams,
     ElicitRequestParams,
+    ElicitResult,
     ErrorData,
     Implementation,
 )
@@ -42,18 +44,22 @@ from mcp_servers.egress import check_mcp_url
 from mcp_servers.errors import (
     MCPAuthorizationRequired,
     MCPConnectionFailed,
-    MCPElicitationUnsupported,
+    MCPElicitationRequired,
     MCPProtocolError,
     MCPTimeout,
     UnsafeMCPURL,
 )
 from mcp_servers.models import MCPServer, ServerType
+from tools.base import ElicitationReply
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CLIENT_INFO = Implementation(name="letta-django", version="1")
-ELICITATION_UNSUPPORTED = "This client does not support elicitation (asking the person for input mid-call)."
+ELICITATION_UNANSWERED = (
+    "No answer yet: the person is asked, and the call is made again with their answer (elicitation is answered "
+    "on the next call)."
+)
 TEMPLATE = re.compile(r"\{\{\s*([A-Z_][A-Z0-9_]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}")
 
 
@@ -115,14 +121,31 @@ def _timeouts() -> tuple[float, float, float]:
 @dataclass
 class _Statuses:
     """What the server did on a connection: answered 401 (the SDK keeps that to itself: it becomes a generic
-    error), or asked for input mid-call (elicitation, which this client declines with an error, recorded)."""
+    error), or asked for input mid-call (elicitation).
+
+    A question that one of ``replies`` answers (the same message and schema: a person's answer to it on an
+    earlier run of the call) gets that answer; any other is recorded in ``elicitations`` and refused with an
+    error at once, so the call ends promptly and no session waits for a person.
+    """
 
     unauthorized: bool = False
-    elicitations: list[str] = field(default_factory=list)
+    elicitations: list[dict[str, Any]] = field(default_factory=list)
+    replies: list[ElicitationReply] = field(default_factory=list)
 
-    async def elicit(self, context: Any, params: ElicitRequestParams) -> ErrorData:
-        self.elicitations.append(str(getattr(params, "message", "") or ""))
-        return ErrorData(code=INVALID_REQUEST, message=ELICITATION_UNSUPPORTED)
+    async def elicit(self, context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        asked: dict[str, Any]
+        if isinstance(params, ElicitRequestFormParams):
+            asked = {"message": params.message, "requested_schema": dict(params.requested_schema)}
+            for reply in self.replies:
+                if reply.message == asked["message"] and reply.requested_schema == asked["requested_schema"]:
+                    self.replies.remove(reply)
+                    return ElicitResult(
+                        action=reply.action, content=reply.content if reply.action == "accept" else None
+                    )
+        else:
+            asked = {"message": str(getattr(params, "message", "") or ""), "requested_schema": None}
+        self.elicitations.append(asked)
+        return ErrorData(code=INVALID_REQUEST, message=ELICITATION_UNANSWERED)
 
     async def record(self, response: httpx2.Response) -> None:
         if response.status_code == 401:
@@ -183,10 +206,16 @@ async def list_tools(endpoint: Endpoint) -> list[MCPTool]:
     raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises
 
 
-async def call_tool(endpoint: Endpoint, name: str, arguments: dict[str, Any]) -> CallToolResult:
-    """Call ``name`` with ``arguments``; the whole call (connecting included) ends within its deadline."""
+async def call_tool(
+    endpoint: Endpoint, name: str, arguments: dict[str, Any], *, replies: tuple[ElicitationReply, ...] = ()
+) -> CallToolResult:
+    """Call ``name`` with ``arguments``; the whole call (connecting included) ends within its deadline.
+
+    ``replies`` answer the server's questions if it asks them again (a person's answers on earlier calls);
+    a question nothing answers ends the call with ``MCPElicitationRequired``.
+    """
     connect, _list, call_seconds = _timeouts()
-    statuses = _Statuses()
+    statuses = _Statuses(replies=list(replies))
 
     async def call(client: Client) -> CallToolResult:
         return await client.call_tool(name, arguments, read_timeout_seconds=call_seconds)
@@ -196,10 +225,11 @@ async def call_tool(endpoint: Endpoint, name: str, arguments: dict[str, Any]) ->
             return await SESSIONS.run(endpoint, call, deadline=connect + call_seconds, statuses=statuses)
     finally:
         if statuses.elicitations:
-            asked = "; ".join(f'"{message}"' for message in statuses.elicitations)
-            raise MCPElicitationUnsupported(
-                f"The MCP server {endpoint.name} asked for input while calling {name} (elicitation: {asked}). "
-                "Answering a server mid-call is not supported here yet, so the call did not complete."
+            asked = "; ".join(f'"{request["message"]}"' for request in statuses.elicitations)
+            raise MCPElicitationRequired(
+                f"The MCP server {endpoint.name} asked for input while calling {name} (elicitation: {asked}), "
+                "and no answer was given, so the call did not complete.",
+                list(statuses.elicitations),
             )
     raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises
 
@@ -265,6 +295,8 @@ class SessionPool:
             held = await self._session(key, endpoint, statuses)
             held.busy += 1
             asked = len(held.statuses.elicitations)
+            lent = [] if held.statuses is statuses else list(statuses.replies)
+            held.statuses.replies.extend(lent)
             job = asyncio.ensure_future(work(held.client))
             try:
                 await asyncio.wait({job, held.task}, return_when=asyncio.FIRST_COMPLETED)
@@ -282,6 +314,9 @@ class SessionPool:
             finally:
                 held.busy -= 1
                 held.last_used = time.monotonic()
+                for reply in lent:
+                    if reply in held.statuses.replies:
+                        held.statuses.replies.remove(reply)
                 if held.statuses is not statuses:
                     statuses.elicitations.extend(held.statuses.elicitations[asked:])
         raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises

@@ -33,8 +33,14 @@ class MCPProtocolError(MCPConnectionFailed):
     """The server answered something that is not MCP, or an MCP error (Letta's ``McpError``: 502)."""
 
 
-class MCPElicitationUnsupported(MCPProtocolError):
-    """The server asked the person for input mid-call (elicitation), which this server does not answer yet."""
+class MCPElicitationRequired(MCPProtocolError):
+    """The server asked the person for input mid-call (elicitation) and no answer was at hand: the call did not
+    complete. ``requests`` are the questions (``message`` and ``requested_schema``), in the order asked; an
+    agent's call asks the person and runs again (``mcp_servers.runner``), any other call ends with this error."""
+
+    def __init__(self, message: str, requests: list[dict[str, object]]) -> None:
+        super().__init__(message)
+        self.requests = requests
 
 
 class UnsafeMCPURL(InvalidArgument):

@@ -43,6 +43,31 @@ class ToolContext:
     agent_id: uuid.UUID
     run_id: uuid.UUID | None = None
     env_vars: dict[str, str] = field(default_factory=dict)
+    elicitation_replies: tuple[ElicitationReply, ...] = ()
+    """A person's answers to what the tool asked on earlier runs of this call (``tools.elicitation``)."""
+
+
+@dataclass(frozen=True)
+class ElicitationReply:
+    """The answer to an MCP server's question (an elicitation): the question as it was asked, and the answer."""
+
+    message: str
+    requested_schema: dict[str, Any]
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
+class ToolInputRequired(Exception):
+    """The tool asks a person for input before it can finish (an MCP server's elicitation).
+
+    ``request`` is what the engine stores with the call to ask it (``tools.elicitation``);
+    ``error`` is the tool error the call becomes where it cannot wait for an answer.
+    """
+
+    def __init__(self, request: dict[str, Any], error: str) -> None:
+        super().__init__(error)
+        self.request = request
+        self.error = error
 
 
 @dataclass(frozen=True)
@@ -124,5 +149,6 @@ class ToolRunner(Protocol):
 
         Never raises for a tool's own failure: bad arguments, exceptions, timeouts
         and limits all come back as ``status="error"`` with a message a model can act on.
+        Raises ``ToolInputRequired`` when the call waits for a person's answer.
         """
         ...

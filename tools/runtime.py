@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from tools.base import MCPCaller, ReturnWithImages, Staged, ToolContext, ToolError, ToolOutcome, ToolSpec
+from tools.base import (
+    MCPCaller,
+    ReturnWithImages,
+    Staged,
+    ToolContext,
+    ToolError,
+    ToolInputRequired,
+    ToolOutcome,
+    ToolSpec,
+)
 from tools.builtins import BuiltinRegistry, default_registry
 from tools.models import ApprovalPolicy
 from tools.sandbox.base import SandboxBackend, SandboxLimits
@@ -148,6 +157,8 @@ class DefaultToolRunner:
             return _failed(spec, started, f"{spec.name} is an MCP tool, and MCP servers are not enabled here.")
         try:
             value = await caller(spec, arguments, context)
+        except ToolInputRequired:
+            raise  # the engine asks the person and runs the call again (``agents.engine.batch``)
         except ToolError as exc:
             return _failed(spec, started, str(exc))
         except Exception as exc:

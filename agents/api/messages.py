@@ -151,6 +151,7 @@ async def blocking_response(run: Run, turn_request: TurnRequest) -> LettaRespons
     compaction_messages = bool(turn_request.include_compaction_messages)
     shown = turn_request.include_return_message_types
     messages: list[LettaMessage] = []
+    seen: set[str] = set()
     finished: RunFinishedEvent | None = None
     async for event in execution.events():
         if isinstance(event, RunFinishedEvent):
@@ -159,6 +160,9 @@ async def blocking_response(run: Run, turn_request: TurnRequest) -> LettaRespons
             row = output_row(event.message)
             if row is not None and (compaction_messages or not row.summary):
                 kept = [m for m in row.messages if shown is None or m["message_type"] in shown]
+                if row.id in seen:  # a row sent again (a call came to wait for a person) replaces its first sending
+                    messages = [m for m in messages if m["id"] != row.id]
+                seen.add(row.id)
                 messages.extend(cast("list[LettaMessage]", kept))
     assert finished is not None, "a turn always ends with run_finished"
     usage = usage_json(finished.usage, [run.public_id])

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agents.engine.inputs import ApprovalItem, ToolReturnItem
 from agents.errors import InvalidApprovalInput, InvalidArgument, InvalidToolCallIds, NoPendingApproval
+from tools import elicitation
 from tools.conditions import ConditionError, ConditionUnevaluable, condition_holds
 from tools.validation import ArgumentError, validate_arguments
 
@@ -215,7 +216,14 @@ def resolve_decisions(
 
 
 def _with_call(decision: Decision, call: StoredToolCall, specs: Mapping[str, ToolSpec] | None) -> Decision:
-    """The decision with its call's tool name, and its edited arguments checked against the tool's schema."""
+    """The decision with its call's tool name, and its edited arguments checked against the tool's schema
+    (an answer to a tool's question, in ``reason``, against the question's schema)."""
+    asked = call.get("elicitation")
+    if asked is not None and decision.kind == "approval" and decision.approve:
+        try:
+            elicitation.answer_content(asked, decision.reason)
+        except ValueError as exc:
+            raise InvalidArgument(f"The answer to call {call['id']}: {exc}", field="reason") from exc
     if decision.arguments is None:
         return replace(decision, tool_name=call["name"])
     arguments = decision.arguments

@@ -181,7 +181,7 @@ class StepOutput:
         for call in self.tool_calls:
             arguments = clean_arguments(call["arguments"])
             gated = needs_approval(specs.get(call["name"]), arguments)
-            calls.append({**call, "arguments": arguments, "requires_approval": gated})
+            calls.append({"id": call["id"], "name": call["name"], "arguments": arguments, "requires_approval": gated})
         metadata: dict[str, Any] = {"notice": notice} if notice else {}
         if streamed and self.reasoning_ms is not None:
             metadata["reasoning_ms"] = self.reasoning_ms

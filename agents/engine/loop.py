@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
-from agents.engine.batch import BatchCancelled, BatchRunner, repair_interrupted_batch
+from agents.engine.batch import BatchCancelled, BatchPaused, BatchRunner, repair_interrupted_batch
 from agents.engine.compaction import CompactionFailed, is_summary
 from agents.engine.completion import StepOutput, delta_event
 from agents.engine.context import ModelSettings, build_step_request
@@ -286,6 +286,10 @@ class Turn:
         yield self._message(tool_row)
         for event in await self._user_messages(follow_ups):
             yield event
+        again = await self.batches.ask_again(self._pending.message.step_id)
+        if again is not None:  # a call asked the person for input again: it waits for the answer
+            yield self._message(again)
+            raise _Finish(StopReason.REQUIRES_APPROVAL)
         if self.batches.terminal_tool_ran(tool_row):
             raise _Finish(StopReason.TOOL_RULE)
 
@@ -328,7 +332,6 @@ class Turn:
             llm_ms = _ms_since(llm_started)
             before = self.tally.total
             self.tally.add(outcome.usage)
-
             truncated = outcome.finish_reason == "length"
             if truncated:
                 truncations += 1
@@ -348,14 +351,15 @@ class Turn:
                 self._stop_reason = last
                 return
 
-            terminal_ran, tool_ms = False, None
-            if assistant.tool_calls and not facts.awaits_approval:
+            terminal_ran, tool_ms, awaits_approval = False, None, facts.awaits_approval
+            if assistant.tool_calls and not awaits_approval:
                 tool_started = time.monotonic()
-                tool_row = await self._run_batch(assistant, {})
-                tool_ms = _ms_since(tool_started)
-                yield self._message(tool_row)
-                terminal_ran = self.batches.terminal_tool_ran(tool_row)
-            stop = decide_after_step(replace(facts, terminal_tool_ran=terminal_ran))
+                answered = await self._run_free_calls(assistant)  # the tool row, and a row asking the person
+                tool_ms, awaits_approval = _ms_since(tool_started), answered[-1].role == "assistant"
+                for row in answered:
+                    yield self._message(row)
+                terminal_ran = self.batches.terminal_tool_ran(answered[0])
+            stop = decide_after_step(replace(facts, terminal_tool_ran=terminal_ran, awaits_approval=awaits_approval))
             await self.store.finish_step(
                 step_id,
                 StepRecord(
@@ -486,6 +490,17 @@ class Turn:
         }
 
     # --- running a batch of tool calls ---------------------------------------------------
+
+    async def _run_free_calls(self, assistant: MessageSnapshot) -> list[MessageSnapshot]:
+        """The calls of a step that needs no approval: their tool row, then the row asking again what a call
+        asked the person (``tools.elicitation``), if any; or, when the first call asked, the step's assistant
+        row again, that call now waiting for an answer."""
+        try:
+            tool_row = await self._run_batch(assistant, {})
+        except BatchPaused as paused:
+            return [paused.assistant]
+        again = await self.batches.ask_again(assistant.step_id)
+        return [tool_row, again] if again is not None else [tool_row]
 
     async def _run_batch(
         self, assistant: MessageSnapshot, decisions: dict[str, approval_rules.Decision]

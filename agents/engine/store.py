@@ -144,6 +144,10 @@ class ConversationStore(Protocol):
         in the same transaction, as in ``append``."""
         ...
 
+    async def set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:
+        """Replace an assistant row's calls (a call that came to wait for a person: ``tools.elicitation``)."""
+        ...
+
     async def compact(
         self, *, summary: str, keep_from_seq: int, evicted: int, stats: dict[str, Any] | None = None
     ) -> list[MessageSnapshot]:

@@ -7,7 +7,7 @@ them) are these at run time, unchanged; only the type checker sees the differenc
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 JsonValue: TypeAlias = "str | int | float | bool | list[JsonValue] | dict[str, JsonValue] | None"
 """Any value that ``json.loads`` can return."""
@@ -28,6 +28,9 @@ class StoredToolCall(ModelToolCall):
     """One item of an assistant row's ``tool_calls``."""
 
     requires_approval: bool
+    elicitation: NotRequired[dict[str, Any]]
+    """The question the tool asked the person when it ran (``tools.elicitation.request``): the call waits
+    for the answer as an approval, then runs again with it."""
 
 
 class StoredToolReturn(TypedDict):

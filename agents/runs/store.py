@@ -19,7 +19,7 @@ from django.utils import timezone
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, RunEnd, RunStopped, StepRecord
 from agents.memory.compaction import store_compaction
 from agents.memory.window_cache import WindowShape, context_windows
-from agents.models import Agent, Conversation, Message, MessageQuerySet, Run, SeqRange, Step, StepStatus
+from agents.models import Agent, Conversation, Message, MessageQuerySet, MessageRole, Run, SeqRange, Step, StepStatus
 from agents.runs import state as run_state
 from agents.runs import writes
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from agents.engine.events import RunFinishedEvent
-    from agents.engine.types import StoredToolImage, StoredToolReturn
+    from agents.engine.types import StoredToolCall, StoredToolImage, StoredToolReturn
     from agents.llm.base import Usage
     from tools.base import StagedWrite
 
@@ -333,6 +333,17 @@ class DjangoConversationStore:
         images: list[StoredToolImage] | None = None,
     ) -> MessageSnapshot:
         return await sync_to_async(self._set_tool_returns)(message_id, tool_returns, write, images)
+
+    def _set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:
+        updated = Message.objects.filter(pk=message_id, agent_id=self.agent_id, role=MessageRole.ASSISTANT).update(
+            tool_calls=tool_calls
+        )
+        if updated != 1:
+            raise Message.DoesNotExist(f"No assistant row {message_id} of agent {self.agent_id}")
+        return Message.objects.get(pk=message_id).snapshot()
+
+    async def set_tool_calls(self, message_id: Any, tool_calls: list[StoredToolCall]) -> MessageSnapshot:
+        return await sync_to_async(self._set_tool_calls)(message_id, tool_calls)
 
     # --- run and steps ----------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from agents.wire.values import DateTime, letta_date, part_otid
 # Also imported from here, where they used to live.
 from agents.wire.values import letta_timestamp as letta_timestamp
 from agents.wire.values import public_id as public_id
+from tools import elicitation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -146,6 +147,9 @@ class ToolCallMessage(_CallsMessage):
 
 class ApprovalRequestMessage(_CallsMessage):
     message_type: Literal["approval_request_message"]
+    elicitations: NotRequired[list[dict[str, Any]]]
+    """This server's addition, only on calls that asked the person for input (``tools.elicitation``): per call
+    ``tool_call_id``, ``server``, ``message``, ``requested_schema`` and the form's ``fields``."""
 
 
 class ToolReturnMessage(_LettaMessage, _ToolResult):
@@ -236,11 +240,12 @@ def calls_message(
 ) -> ToolCallMessage | ApprovalRequestMessage:
     """The ``approval_request_message`` (``gated``) or ``tool_call_message`` of some calls of ``row``."""
     if gated:
-        return {
-            **message_header(row, "approval_request_message", otid),
+        request: ApprovalRequestMessage = {
+            **message_header(row, "approval_request_message", otid),  # type: ignore[typeddict-item]  # NotRequired
             "tool_call": tool_call,
             "tool_calls": tool_calls,
         }
+        return request
     return {**message_header(row, "tool_call_message", otid), "tool_call": tool_call, "tool_calls": tool_calls}
 
 
@@ -332,8 +337,23 @@ def _assistant_messages(row: Any) -> list[LettaMessage]:
         batch = [wire_tool_call(c) for c in calls if bool(c.get("requires_approval")) is gated]
         if batch:
             otid = part_otid(row.id, len(messages))
-            messages.append(calls_message(row, otid, gated=gated, tool_call=batch[0], tool_calls=batch))
+            message = calls_message(row, otid, gated=gated, tool_call=batch[0], tool_calls=batch)
+            asked = [wire_elicitation(c) for c in calls if gated and c.get("elicitation")]
+            messages.append(message | {"elicitations": asked} if asked else message)  # type: ignore[arg-type]
     return messages
+
+
+def wire_elicitation(call: Any) -> dict[str, Any]:
+    """What a call asked the person (``StoredToolCall.elicitation``), with the form a page shows for it."""
+    asked = call.get("elicitation") or {}
+    schema = asked.get("requested_schema") or {}
+    return {
+        "tool_call_id": call.get("id"),
+        "server": asked.get("server"),
+        "message": asked.get("message"),
+        "requested_schema": schema,
+        "fields": asked.get("fields") or elicitation.form_fields(schema),
+    }
 
 
 def _tool_return_message(row: Any) -> list[LettaMessage]:

@@ -228,9 +228,13 @@ class StreamEncoder:
 
     def _complete(self, index: int, message: Chunk) -> list[Chunk]:
         floor = self._floor(index)
+        sent = self._sent.get(index)
+        if floor == WHOLE and sent is not None and sent.kind != message["message_type"]:
+            # A row committed again with its calls now waiting for a person (a tool asked for input).
+            self._sent[index] = _Sent(message["message_type"], WHOLE)
+            return [message | {"seq_id": index * SEQ_SCALE + WHOLE}]
         if floor == WHOLE:
             return []
-        sent = self._sent.get(index)
         self._sent[index] = _Sent(message["message_type"], WHOLE)
         units = _units(message)
         if units is None or floor == 0 or (sent is not None and not _previewed(sent, message)):

@@ -1,7 +1,7 @@
 """Real MCP servers for the tests, run as their own processes: ``python servers.py KIND TRANSPORT PORT``.
 
 ``KIND`` is ``tools`` (a read-only, a destructive and a structured tool), ``stateful`` (a tool that
-says which session it runs on, and one that asks the person through elicitation), ``hang`` (a tool that
+says which session it runs on, and ones that ask the person through elicitation), ``hang`` (a tool that
 never answers), ``disconnect`` (a tool whose server dies mid-call), ``invalid`` (a tool whose
 input schema is not a valid JSON schema), ``images`` (tools that return a PNG chart and an SVG drawing)
 or ``oauth`` (every request answers 401 with an OAuth challenge). ``TRANSPORT`` is ``streamable_http``
@@ -27,6 +27,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, Image, MCPServer, Resolve
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.types import ImageContent, TextContent, ToolAnnotations
@@ -69,6 +70,23 @@ def ask_to_confirm(item: str) -> Elicit[Confirmation]:
     return Elicit(f"Order {item}?", Confirmation)
 
 
+class DeleteConfirmation(BaseModel):
+    confirm: bool
+    reason: str
+
+
+def ask_to_delete(path: str) -> Elicit[DeleteConfirmation]:
+    return Elicit(f"Delete {path}?", DeleteConfirmation)
+
+
+ASKED: dict[str, int] = {}
+
+
+def ask_again(topic: str) -> Elicit[Confirmation]:
+    ASKED[topic] = ASKED.get(topic, 0) + 1
+    return Elicit(f"Question {ASKED[topic]} about {topic}?", Confirmation)
+
+
 def stateful_server() -> MCPServer:
     server = MCPServer("test-stateful")
 
@@ -83,6 +101,20 @@ def stateful_server() -> MCPServer:
     async def confirm_order(item: str, answer: Annotated[Confirmation, Resolve(ask_to_confirm)]) -> str:
         """Ask the person (elicitation) to confirm an order before placing it."""
         return f"Ordered {item}" if answer.confirm else f"Did not order {item}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def confirm_delete(
+        path: str, answer: Annotated[ElicitationResult[DeleteConfirmation], Resolve(ask_to_delete)]
+    ) -> str:
+        """Ask the person (elicitation) to confirm, with a reason, before deleting a path; says what it received."""
+        if isinstance(answer, AcceptedElicitation):
+            return f"accept: confirm={answer.data.confirm} reason={answer.data.reason!r} path={path}"
+        return f"{answer.action}: nothing deleted at {path}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def ask_twice(topic: str, answer: Annotated[ElicitationResult[Confirmation], Resolve(ask_again)]) -> str:
+        """Asks a different question on every call (elicitation)."""
+        return f"{answer.action} to question {ASKED[topic]}"
 
     return server
 

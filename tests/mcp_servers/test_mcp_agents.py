@@ -17,7 +17,7 @@ from agents import services
 from agents.models import Agent, Run
 from mcp_servers import client
 from mcp_servers import services as mcp_services
-from mcp_servers.errors import MCPAuthorizationRequired
+from mcp_servers.errors import MCPAuthorizationRequired, MCPElicitationRequired
 from mcp_servers.models import MCPServer
 from tests.mcp_servers.conftest import add_server
 from tools.models import Tool
@@ -179,15 +179,14 @@ def test_cancelling_the_call_ends_it_at_once(mcp_server: Callable[..., RunningSe
     assert asyncio.run(cancel_after_a_moment()) < 1.0
 
 
-def test_a_server_asking_for_input_mid_call_is_a_tool_error_that_names_the_request(
-    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
+def test_a_call_outside_a_run_that_the_server_asks_input_for_ends_with_an_error_naming_the_question(
+    mcp_server: Callable[..., RunningServer],
 ) -> None:
-    agent = agent_with(cast.org_a, "stateful", mcp_server("stateful").url)
+    """Nothing can answer a question asked outside an agent's run: the call ends at once, naming it."""
+    server = MCPServer(server_name="stateful", server_type="streamable_http", server_url=mcp_server("stateful").url)
 
-    body = send(alice_api, agent, "call confirm_order with item=pizza")
+    with pytest.raises(MCPElicitationRequired) as raised:
+        asyncio.run(client.call_tool(client.endpoint_for(server), "confirm_order", {"item": "pizza"}))
 
-    [result] = of_type(body, "tool_return_message")
-    assert result["status"] == "error"
-    assert 'asked for input while calling confirm_order (elicitation: "Order pizza?")' in result["tool_return"]
-    assert "not supported here yet" in result["tool_return"]
-    assert Run.objects.get(agent=agent).status == "completed"
+    assert 'asked for input while calling confirm_order (elicitation: "Order pizza?")' in str(raised.value.detail)
+    assert raised.value.requests[0]["requested_schema"]["properties"]["confirm"]["type"] == "boolean"

@@ -67,6 +67,32 @@ def test_letta_client_0_1_registers_lists_and_an_agent_calls_an_mcp_tool(
     assert destructive.messages[-1].message_type == "approval_request_message"
 
 
+def test_letta_client_0_1_answers_an_mcp_servers_question_as_an_approval(
+    server: LiveServer, mcp_server: Callable[..., RunningServer]
+) -> None:
+    client = Letta(base_url=server.url, token=server.api_key)
+    client.tools.add_mcp_server(
+        request=StreamableHttpServerConfig(
+            server_name="files", server_url=mcp_server("stateful").url, type="streamable_http"
+        )
+    )
+    tool = client.tools.add_mcp_tool("files", "confirm_delete")
+    agent = client.agents.create(name="asking-0.1", model="demo/echo-1", tool_ids=[tool.id])
+
+    asked = client.agents.messages.create(
+        agent.id, messages=[{"role": "user", "content": "call confirm_delete with path=/sdk"}]
+    )
+    [request] = [m for m in asked.messages if m.message_type == "approval_request_message"]
+    answer = json.dumps({"confirm": True, "reason": "from the SDK"})
+    approval = {"type": "approval", "approve": True, "tool_call_id": request.tool_call.tool_call_id, "reason": answer}
+    answered = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": [approval]}])
+
+    assert asked.stop_reason.stop_reason == "requires_approval"
+    assert request.tool_call.name == "confirm_delete"
+    returns = [m.tool_return for m in answered.messages if m.message_type == "tool_return_message"]
+    assert returns == ["accept: confirm=True reason='from the SDK' path=/sdk"]
+
+
 def test_letta_client_1x_makes_letta_codes_mcp_calls_and_an_agent_calls_an_mcp_tool(
     server: LiveServer, mcp_server: Callable[..., RunningServer]
 ) -> None:

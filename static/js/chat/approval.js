@@ -4,6 +4,11 @@
 //
 // The answers are Letta's ApprovalCreate items, plus this server's extensions: `arguments`
 // (approve with edited arguments) and `always_allow` (stop asking for this tool on this agent).
+//
+// A call whose tool asked the person a question (an MCP server's elicitation: the request's
+// `elicitations`) gets a form instead: the fields the server sent, rendered as given, with
+// Submit (approve, the answer as JSON in `reason`), Decline (deny) and Cancel (deny, "cancel").
+// The server checks the answer against the question's schema; its error shows in the card.
 
 import { h } from "./dom.js";
 import { SchemaForm } from "./schema_form.js";
@@ -75,6 +80,8 @@ export class ApprovalBatch {
 
   buildCard(call, showDetails) {
     const id = call.tool_call_id;
+    const asked = (this.request.elicitations ?? []).find((question) => question.tool_call_id === id);
+    if (asked) return this.buildQuestion(call, asked, showDetails);
     const tool = this.tools[call.name] ?? {};
     const args = parseArguments(call.arguments);
     const approve = h("button", { type: "button", className: "approve", text: "Approve", "aria-keyshortcuts": "A" });
@@ -150,6 +157,34 @@ export class ApprovalBatch {
     return card;
   }
 
+  buildQuestion(call, asked, showDetails) {
+    const id = call.tool_call_id;
+    const fields = (asked.fields ?? []).map((field) => questionField(`ask-${id}`, field));
+    const submit = h("button", { type: "submit", className: "approve", text: "Submit" });
+    const decline = h("button", { type: "button", className: "deny secondary", text: "Decline" });
+    const cancel = h("button", { type: "button", className: "link", text: "Cancel", title: "Dismiss the question without answering" });
+    const form = h("form", { className: "elicitation-form", novalidate: true }, ...fields.map((f) => f.box), h("div", { className: "approval-actions" }, submit, decline, cancel));
+    const choice = h("p", { className: "approval-choice", hidden: true });
+    const root = h(
+      "div",
+      { className: "approval-controls elicitation", dataset: { callId: id, keepTabOrder: "" }, role: "group", "aria-label": `Answer ${asked.server}'s question` },
+      showDetails ? h("div", { className: "approval-name" }, h("code", { text: call.name })) : null,
+      h("p", { className: "elicitation-asker", text: `${asked.server} asks, while running ${call.name}:` }),
+      h("p", { className: "elicitation-message", text: asked.message }),
+      form,
+      h("details", { className: "approval-full" }, h("summary", { text: "Show the call's arguments" }), argumentsView(call.arguments)),
+      choice,
+    );
+    const card = { call, args: parseArguments(call.arguments), root, approve: submit, deny: decline, choice, question: true };
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.answer(card, { approve: true, reason: JSON.stringify(questionAnswer(fields)) });
+    });
+    decline.addEventListener("click", () => this.answer(card, { approve: false, reason: null }));
+    cancel.addEventListener("click", () => this.answer(card, { approve: false, reason: "cancel" }));
+    return card;
+  }
+
   buildFooter() {
     this.error = h("p", { className: "form-error approval-error", role: "alert", hidden: true });
     if (this.single) return h("div", { className: "approval-footer single" }, this.error);
@@ -164,6 +199,7 @@ export class ApprovalBatch {
   // --- answering --------------------------------------------------------------------------------
 
   onKey(card, event) {
+    if (card.question) return;
     if (event.key === "Escape" && event.target.closest(".approval-subform")) {
       event.preventDefault();
       this.closeForms(card, true);
@@ -181,7 +217,7 @@ export class ApprovalBatch {
   }
 
   closeForms(card, refocus = false) {
-    for (const form of [card.denyForm, card.editForm, card.provideForm]) form.hidden = true;
+    for (const form of [card.denyForm, card.editForm, card.provideForm]) if (form) form.hidden = true;
     delete card.root.dataset.mode;
     if (refocus) card.approve.focus();
   }
@@ -229,7 +265,7 @@ export class ApprovalBatch {
     card.approve.setAttribute("aria-pressed", String(item.type === "approval" && item.approve));
     card.deny.setAttribute("aria-pressed", String(item.type === "approval" && !item.approve));
     card.choice.hidden = false;
-    card.choice.textContent = `Your answer: ${answerText(item, card.call.name)}`;
+    card.choice.textContent = `Your answer: ${card.question ? questionText(item) : answerText(item, card.call.name)}`;
     card.root.dataset.answered = item.type === "tool" ? "provided" : item.approve ? "approved" : "denied";
     this.updateFooter();
     const next = this.calls.map((c) => this.cards.get(c.tool_call_id)).find((c) => !this.answers.has(c.call.tool_call_id));
@@ -269,6 +305,58 @@ export class ApprovalBatch {
   hideError() {
     this.error.hidden = true;
   }
+}
+
+/** One field of a question's form, as the server described it (name, label, kind, required, options). */
+function questionField(prefix, field) {
+  const id = `${prefix}-${field.name}`;
+  const helpId = field.description ? `${id}-help` : null;
+  const described = helpId ? { "aria-describedby": helpId } : {};
+  const required = field.required ? { "aria-required": "true" } : {};
+  let input;
+  if (field.kind === "boolean") {
+    input = h("input", { type: "checkbox", id, ...described });
+    input.checked = field.default === true;
+  } else if (field.kind === "enum") {
+    input = h("select", { id, ...described, ...required });
+    if (!field.required || field.default === undefined || field.default === null) input.append(h("option", { value: "", text: "(choose)" }));
+    for (const option of field.options ?? []) input.append(h("option", { value: option.value, text: option.label }));
+    if (field.default !== undefined && field.default !== null) input.value = String(field.default);
+  } else if (field.kind === "number" || field.kind === "integer") {
+    input = h("input", { type: "number", id, step: field.kind === "integer" ? "1" : "any", inputmode: field.kind === "integer" ? "numeric" : "decimal", ...described, ...required });
+    if (typeof field.default === "number") input.value = String(field.default);
+  } else {
+    input = h("input", { type: "text", id, autocomplete: "off", ...described, ...required });
+    if (typeof field.default === "string") input.value = field.default;
+  }
+  const label = h("label", { for: id, text: field.label }, field.required ? h("span", { className: "muted", text: " (required)" }) : null);
+  const box = h("div", { className: `schema-field question-${field.kind}`, dataset: { name: field.name } }, field.kind === "boolean" ? h("div", { className: "checkbox-line" }, input, label) : label, field.kind === "boolean" ? null : input);
+  if (helpId) box.append(h("p", { className: "helptext", id: helpId, text: field.description }));
+  return { field, input, box };
+}
+
+/** The form's values by the kinds the server gave: a field left empty is left out (the server says if it is needed). */
+function questionAnswer(fields) {
+  const answer = {};
+  for (const { field, input } of fields) {
+    if (field.kind === "boolean") {
+      answer[field.name] = input.checked;
+      continue;
+    }
+    if (input.value === "") continue;
+    if (field.kind === "number" || field.kind === "integer") {
+      const number = Number(input.value);
+      answer[field.name] = Number.isFinite(number) ? number : input.value;
+    } else {
+      answer[field.name] = input.value;
+    }
+  }
+  return answer;
+}
+
+function questionText(item) {
+  if (item.approve) return "submit the answer";
+  return item.reason === "cancel" ? "cancel" : "decline";
 }
 
 function answerText(item, name) {

@@ -11,6 +11,7 @@ const STATUS_TEXT = {
   preparing: "Preparing…",
   pending: "Will run",
   waiting: "Waiting for approval",
+  asking: "Waiting for your answer",
   approved: "Approved",
   denied: "Denied",
   provided: "Result provided",
@@ -218,9 +219,11 @@ export class Transcript {
       case "approval_request_message": {
         const status = message.message_type === "approval_request_message" ? "waiting" : "pending";
         const box = h("div", { className: "tool-cards" });
+        const asking = new Set((message.elicitations ?? []).map((question) => question.tool_call_id));
         for (const call of message.tool_calls ?? [message.tool_call]) {
           this.calls.set(call.tool_call_id, { name: call.name, arguments: call.arguments });
-          box.append(this.toolCard({ id: call.tool_call_id, name: call.name, arguments: call.arguments }, status).element);
+          const shown = asking.has(call.tool_call_id) ? "asking" : status; // its tool asked the person a question
+          box.append(this.toolCard({ id: call.tool_call_id, name: call.name, arguments: call.arguments }, shown).element);
         }
         return box;
       }
