@@ -14,15 +14,16 @@ import asyncio
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agents.engine import approvals as approval_rules
 from agents.engine.batch import BatchCancelled, BatchPaused, BatchRunner, repair_interrupted_batch
+from agents.engine.collaborators import TurnCollaborators
 from agents.engine.compaction import CompactionFailed, is_summary
 from agents.engine.completion import StepOutput, delta_event
-from agents.engine.context import ModelSettings, build_step_request
+from agents.engine.context import build_step_request
 from agents.engine.events import (
     EngineEvent,
     MessageEvent,
@@ -30,7 +31,7 @@ from agents.engine.events import (
     TurnUsage,
 )
 from agents.engine.inputs import ApprovalInput, TurnInput, UserInput
-from agents.engine.rules import StepFacts, ToolRules, decide_after_step, step_notice
+from agents.engine.rules import StepFacts, decide_after_step, step_notice
 from agents.engine.state import calls_this_turn, check_turn_input
 from agents.engine.stop import StopReason, stop_reason_for
 from agents.engine.store import AgentBusyError, MessageDraft, MessageSnapshot, RunEnd, RunStopped, StepRecord
@@ -41,33 +42,14 @@ from agents.llm.base import LLMContextWindowExceeded, LLMError, LLMRequest, Usag
 from agents.llm.tokens import estimate_usage
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncIterator, Sequence
 
-    from agents.engine.store import ConversationStore
-    from agents.llm.base import LLMClient
-    from tools.base import ToolContext, ToolRunner, ToolSpec
 
 logger = logging.getLogger(__name__)
 
 CANCEL_POLL_SECONDS = 0.3
 MAX_COMPACTIONS_PER_STEP = 3
 INTERRUPTED_ERROR = "The run was interrupted before it finished."
-
-
-@dataclass
-class TurnCollaborators:
-    store: ConversationStore
-    llm: LLMClient
-    tool_runner: ToolRunner
-    tools: list[ToolSpec]
-    settings: ModelSettings
-    rules: ToolRules
-    tool_context: ToolContext
-    sender: dict[str, Any] = field(default_factory=dict)
-    author: approval_rules.DecisionAuthor = approval_rules.UNKNOWN_AUTHOR
-    """Who answers approvals in this turn (recorded with each decision)."""
-    allow_always: Callable[[str], Awaitable[None]] | None = None
-    """Stop asking for approval of the named tool on this agent (a decision's ``always_allow``)."""
 
 
 class _Finish(Exception):

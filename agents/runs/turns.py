@@ -12,9 +12,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from agents.engine.approvals import DecisionAuthor
+from agents.engine.collaborators import TurnCollaborators
 from agents.engine.context import ModelSettings
 from agents.engine.inputs import ClientSkill, ClientTool, TurnInput
-from agents.engine.loop import Turn, TurnCollaborators, start_turn
+from agents.engine.loop import Turn, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
 from agents.llm.registry import get_llm_client, takes_images

@@ -27,7 +27,8 @@ const SUCCESS_TOAST_MS = 8000;
 function dismiss(toast) {
   const list = toast.parentElement;
   toast.hidden = true;
-  if (list.matches(".toasts") && ![...list.children].some((item) => !item.hidden)) list.hidden = true;
+  const region = list.closest(".toasts");
+  if (region && ![...list.children].some((item) => !item.hidden)) region.hidden = true;
 }
 
 document.addEventListener("click", (event) => {

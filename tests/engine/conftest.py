@@ -6,10 +6,11 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
+from agents.engine.collaborators import TurnCollaborators
 from agents.engine.context import ModelSettings
 from agents.engine.events import EngineEvent
 from agents.engine.inputs import TurnInput
-from agents.engine.loop import TurnCollaborators, start_turn
+from agents.engine.loop import start_turn
 from agents.engine.rules import ToolRules
 from agents.models import Agent, Message, Run
 from agents.runs.store import DjangoConversationStore

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 import pytest
 from asgiref.sync import sync_to_async
 
+from agents.engine.collaborators import TurnCollaborators
 from agents.engine.compaction import SUMMARY_NOTICE, is_summary, plan_compaction, summary_of
 from agents.engine.context import ModelSettings
 from agents.engine.events import MessageEvent
 from agents.engine.inputs import UserInput
-from agents.engine.loop import TurnCollaborators, start_turn
+from agents.engine.loop import start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.store import MessageSnapshot
 from agents.llm.base import LLMContextWindowExceeded, LLMEvent, LLMOverloaded, LLMRequest
