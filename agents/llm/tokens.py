@@ -43,7 +43,12 @@ def _tools_chars(tools: tuple[ToolSchema, ...]) -> int:
 def request_tokens(request: LLMRequest) -> int:
     """A bound on a whole request (system, turns with their framing, tool schemas), for sizing it."""
     chars = len(request.system) + sum(len(repr(turn)) for turn in request.turns) + _tools_chars(request.tools)
-    return tokens_for_chars(chars, pessimistic=True) + IMAGE_TOKENS * _images(request)
+    return tokens_for_chars(chars, pessimistic=True) + image_tokens(request)
+
+
+def image_tokens(request: LLMRequest) -> int:
+    """What the images of ``request`` count for (``IMAGE_TOKENS`` each)."""
+    return IMAGE_TOKENS * _images(request)
 
 
 def _images(request: LLMRequest) -> int:
@@ -64,7 +69,7 @@ def estimate_prompt_tokens(request: LLMRequest) -> int:
             chars += sum(len(call.name) + len(call.arguments) for call in turn.tool_calls)
         elif isinstance(turn, ToolResultsTurn):
             chars += sum(len(result.content) for result in turn.results)
-    return tokens_for_chars(chars) + IMAGE_TOKENS * _images(request)
+    return tokens_for_chars(chars) + image_tokens(request)
 
 
 def estimate_usage(request: LLMRequest, completion_chars: int) -> Usage:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents.engine.compaction import is_summary, summary_of
 from agents.engine.context import build_request, tool_schemas
 from agents.errors import AgentBusy, NotFound
-from agents.llm.tokens import estimate_tokens
+from agents.llm.tokens import estimate_tokens, image_tokens
 from agents.memory.prompt import memory_for_agent
 from agents.models import Agent, Conversation, Message, MessageRole, Passage
 from agents.runs.turns import model_settings, tool_specs
@@ -81,7 +81,8 @@ def _next_call(agent: Agent) -> _NextCall:
         memory=memory,
         tokens_system=estimate_tokens(request.system, pessimistic=True),
         tokens_functions=estimate_tokens(json.dumps(functions), pessimistic=True),
-        tokens_messages=sum(estimate_tokens(_turn_text(t), pessimistic=True) for t in request.turns),
+        tokens_messages=sum(estimate_tokens(_turn_text(t), pessimistic=True) for t in request.turns)
+        + image_tokens(request),
     )
 
 

@@ -16,6 +16,7 @@ from mcp.types import AudioContent, CallToolResult, ImageContent, TextContent
 
 from agents import services
 from agents.conversations.services import conversation_fork
+from agents.llm.tokens import IMAGE_TOKENS
 from agents.models import Agent, Message
 from mcp_servers.results import result_content, result_text
 from tests.fake_llm.script import Reply
@@ -123,6 +124,18 @@ def test_the_image_is_stored_with_the_tool_row_and_sent_again_on_the_next_turn(
     assert image["source"]["data"] == TINY_PNG_B64
     listed = alice_api.get(f"/v1/agents/{agent.public_id}/messages").json()
     assert TINY_PNG_B64 not in str(listed), "the wire never shows the image data"
+
+
+def test_the_context_overview_counts_an_image_at_its_estimate_not_its_base64(
+    alice_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer], models: Any
+) -> None:
+    agent = image_agent(cast.org_a, mcp_server("images").url, "anthropic/claude-sonnet-4-5-20250929")
+    before = alice_api.get(f"/v1/agents/{agent.public_id}/context").json()["num_tokens_messages"]
+
+    call_then_answer(alice_api, models, agent, "render_chart", title="sales")
+
+    after = alice_api.get(f"/v1/agents/{agent.public_id}/context").json()["num_tokens_messages"]
+    assert IMAGE_TOKENS <= after - before < IMAGE_TOKENS + 400
 
 
 def test_a_forked_conversation_keeps_the_images_of_the_rows_it_copies(

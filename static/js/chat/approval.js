@@ -169,7 +169,7 @@ export class ApprovalBatch {
       "div",
       { className: "approval-controls elicitation", dataset: { callId: id, keepTabOrder: "" }, role: "group", "aria-label": `Answer ${asked.server}'s question` },
       showDetails ? h("div", { className: "approval-name" }, h("code", { text: call.name })) : null,
-      h("p", { className: "elicitation-asker", text: `${asked.server} asks, while running ${call.name}:` }),
+      h("p", { className: "elicitation-asker", text: `The MCP server “${asked.server}” asks, while running ${call.name}:` }),
       h("p", { className: "elicitation-message", text: asked.message }),
       form,
       h("details", { className: "approval-full" }, h("summary", { text: "Show the call's arguments" }), argumentsView(call.arguments)),
