@@ -70,7 +70,9 @@ def test_the_person_answers_the_servers_question_in_a_card_and_the_server_gets_t
     card = page.get_by_role("group", name="Answer files's question")
     expect(card).to_be_visible(timeout=30_000)
     expect(card.locator(".elicitation-message")).to_have_text("Delete /srv/old-report?")
-    expect(card.locator(".elicitation-asker")).to_have_text("The MCP server “files” asks, while running confirm_delete:")
+    expect(card.locator(".elicitation-asker")).to_have_text(
+        "The MCP server “files” asks, while running confirm_delete:"
+    )
     expect(page.locator(".tool-status").last).to_have_text("Waiting for your answer")
     confirm = card.get_by_role("checkbox", name=re.compile("^Confirm"))
     reason = card.get_by_role("textbox", name=re.compile("^Reason"))
