@@ -37,16 +37,34 @@ if TYPE_CHECKING:
     from tools.base import ToolRunner
 
 
-def model_settings(agent: Agent, client_skills: Sequence[ClientSkill] = ()) -> ModelSettings:
-    """The agent's model settings for a turn; ``client_skills`` join its system prompt for this request only."""
-    provider, _, model = agent.model.partition("/")
+def thread_model(agent: Agent, conversation: Conversation | None = None) -> tuple[str, dict[str, Any]]:
+    """The model handle a turn of this thread calls, and the settings stored with it: a conversation's
+    own ``model`` with its ``model_settings``, else the agent's (as Letta: a conversation's
+    ``model_settings`` without a ``model`` change nothing; the context window stays the agent's)."""
+    if conversation is not None and conversation.model:
+        return conversation.model, dict(conversation.model_settings or {})
+    return agent.model, {}
+
+
+def model_settings(
+    agent: Agent, client_skills: Sequence[ClientSkill] = (), conversation: Conversation | None = None
+) -> ModelSettings:
+    """The model settings of a turn of ``agent`` (on ``conversation``'s thread, with its own model if it
+    has one); ``client_skills`` join its system prompt for this request only."""
+    handle, chosen = thread_model(agent, conversation)
+    provider, _, model = handle.partition("/")
     skills = [Skill(name=s.name, description=s.description, location=s.location) for s in client_skills]
+
+    def setting(name: str, default: Any) -> Any:
+        value = chosen.get(name)
+        return default if value is None else value
+
     return ModelSettings(
-        handle=agent.model,
+        handle=handle,
         model=model or provider,
-        temperature=agent.temperature,
-        max_tokens=agent.max_tokens,
-        parallel_tool_calls=agent.parallel_tool_calls,
+        temperature=setting("temperature", agent.temperature),
+        max_tokens=setting("max_output_tokens", agent.max_tokens),
+        parallel_tool_calls=setting("parallel_tool_calls", agent.parallel_tool_calls),
         reasoning=agent.enable_reasoner,
         reasoning_budget_tokens=agent.max_reasoning_tokens,
         reasoning_effort=agent.reasoning_effort or None,
@@ -55,7 +73,7 @@ def model_settings(agent: Agent, client_skills: Sequence[ClientSkill] = ()) -> M
         memory=memory_source(agent, skills),
         compaction_threshold=settings.CONTEXT_COMPACTION_THRESHOLD,
         compaction_evict_share=compaction_evict_share(agent),
-        image_input=takes_images(agent.model, organization=agent.organization),
+        image_input=takes_images(handle, organization=agent.organization),
     )
 
 
@@ -85,9 +103,9 @@ def with_client_tools(specs: list[ToolSpec], client_tools: Sequence[ClientTool])
     return [spec for spec in specs if spec.name not in declared] + list(declared.values())
 
 
-def default_llm_client(agent: Agent) -> LLMClient:
-    """The agent's provider client, with bounded retries of transient errors."""
-    client, _model = get_llm_client(agent.model, organization=agent.organization)
+def default_llm_client(agent: Agent, conversation: Conversation | None = None) -> LLMClient:
+    """The provider client of a turn on this thread (``thread_model``), with bounded retries of transient errors."""
+    client, _model = get_llm_client(thread_model(agent, conversation)[0], organization=agent.organization)
     return client
 
 
@@ -128,7 +146,7 @@ def prefetch(run: Run) -> Prefetched:
     agent = run.agent
     llm: LLMClient | Exception
     try:
-        llm = default_llm_client(agent)
+        llm = default_llm_client(agent, run.conversation)
     except Exception as exc:  # raised when the turn opens, where it was raised before
         llm = exc
     memory = memory_source(agent).compile_sync()
@@ -161,7 +179,7 @@ def _collaborators(setup: TurnSetup) -> TurnCollaborators:
     agent, sender_user, api_key = run.agent, run.created_by, run.api_key
     ahead = run.prefetched if isinstance(run.prefetched, Prefetched) else None
     run.prefetched = None
-    settings = model_settings(agent, setup.client_skills)
+    settings = model_settings(agent, setup.client_skills, run.conversation)
     if ahead is not None and isinstance(settings.memory, MemorySection):
         settings = ModelSettings(**{**settings.__dict__, "memory": _FirstCompiled(settings.memory, ahead.memory)})
     llm = setup.llm
@@ -184,7 +202,7 @@ def _collaborators(setup: TurnSetup) -> TurnCollaborators:
     )
     collab = TurnCollaborators(
         store=store,
-        llm=llm or default_llm_client(agent),
+        llm=llm or default_llm_client(agent, run.conversation),
         tool_runner=setup.tool_runner or default_tool_runner(),
         tools=with_client_tools(ahead.tools if ahead is not None else tool_specs(agent), setup.client_tools),
         settings=settings,
@@ -284,11 +302,9 @@ async def open_turn(setup: TurnSetup) -> Turn:
 
 def _preview(agent: Agent, turn_input: TurnInput, conversation: Conversation | None) -> dict[str, Any]:
     rows = [m.snapshot() for m in Message.objects.in_context(agent, conversation)]
-    request = preview_request(
-        rows, turn_input, tool_specs(agent), model_settings(agent), ToolRules.from_json(agent.tool_rules)
-    )
-    client, _model = get_llm_client(agent.model, organization=agent.organization)
-    return client.build_payload(request, stream=False)
+    chosen = model_settings(agent, conversation=conversation)
+    request = preview_request(rows, turn_input, tool_specs(agent), chosen, ToolRules.from_json(agent.tool_rules))
+    return default_llm_client(agent, conversation).build_payload(request, stream=False)
 
 
 async def preview_payload(

@@ -207,3 +207,44 @@ def test_forking_default_copies_the_agents_window(alice_api, agent):
 
     assert "in the default thread" in user_texts(alice_api, f"/v1/conversations/{fork['id']}/messages")
     assert fork["agent_id"] == agent.public_id
+
+
+@pytest.fixture
+def on_the_fake(settings, fake_llm):
+    """Anthropic and OpenAI handles answer from the fake model server."""
+    settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_API_KEY = fake_llm.url, "sk-ant-test"
+    settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = fake_llm.base_url_openai, "sk-test"
+    return fake_llm
+
+
+def test_a_conversation_with_its_own_model_calls_that_model_with_its_settings(alice_api, agent, on_the_fake):
+    claude = services.agent_create(organization=agent.organization, name="claude", model="anthropic/claude-sonnet-4-6")
+    own = conversation_create(
+        agent=claude,
+        user=None,
+        model="openai/gpt-4o-mini",
+        model_settings={"provider_type": "openai", "temperature": 0.25, "max_output_tokens": 321},
+    )
+
+    answer = say(alice_api, own, "which model?", streaming=False)
+    default = alice_api.post(f"/v1/agents/{claude.public_id}/messages", turn("and here?"), format="json")
+
+    assert (answer.status_code, default.status_code) == (200, 200)
+    first, second = on_the_fake.requests[-2:]
+    assert (first.protocol, first.body["model"]) == ("openai", "gpt-4o-mini")
+    assert first.body["temperature"] == 0.25
+    assert 321 in (first.body.get("max_completion_tokens"), first.body.get("max_tokens"))
+    assert (second.protocol, second.body["model"]) == ("anthropic", "claude-sonnet-4-6")
+    step = Run.objects.get(conversation=own).steps.get()
+    assert step.model == "openai/gpt-4o-mini"
+
+
+def test_a_conversations_model_settings_without_a_model_change_nothing(alice_api, agent, on_the_fake):
+    claude = services.agent_create(organization=agent.organization, name="claude", model="anthropic/claude-sonnet-4-6")
+    own = conversation_create(agent=claude, user=None, model_settings={"provider_type": "openai", "temperature": 0.25})
+
+    assert say(alice_api, own, "which model?", streaming=False).status_code == 200
+
+    sent = on_the_fake.requests[-1]
+    assert (sent.protocol, sent.body["model"]) == ("anthropic", "claude-sonnet-4-6")
+    assert sent.body.get("temperature") != 0.25
