@@ -43,6 +43,9 @@ class ToolContext:
     agent_id: uuid.UUID
     run_id: uuid.UUID | None = None
     env_vars: dict[str, str] = field(default_factory=dict)
+    conversation_id: uuid.UUID | None = None
+    """The thread the call runs in: a conversation's, or ``None`` for the agent's default one (its isolated
+    blocks are the ones memory tools edit)."""
     elicitation_replies: tuple[ElicitationReply, ...] = ()
     """A person's answers to what the tool asked on earlier runs of this call (``tools.elicitation``)."""
 

@@ -23,7 +23,7 @@ from django.db.models import Field, Model
 from django.utils.dateparse import parse_datetime
 from django.utils.module_loading import import_string
 
-from agents.models import Agent, AgentBlock, Block, Message, MessageRole, Passage
+from agents.models import Agent, AgentBlock, Block, Conversation, Message, MessageRole, Passage
 
 CORE_MEMORY_PLACEHOLDER = "{CORE_MEMORY}"
 LINE_NUMBER_WARNING = (
@@ -206,9 +206,12 @@ def _memory_sql(paths: tuple[str, ...]) -> str:
     return _MEMORY_SQL.format(**names, attached="".join(attached), attached_columns="".join(columns))
 
 
-def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool | None = None) -> str:
+def memory_for_agent(
+    *, organization_id: Any, agent_id: Any, line_numbers: bool | None = None, conversation_id: Any = None
+) -> str:
     """The agent's compiled memory section, read from the database now (one query, and one for each
-    extra section that has rows: the folders')."""
+    extra section that has rows: the folders'). On a conversation's thread its isolated blocks stand in
+    for the agent's blocks of their labels (one query more, for a conversation only)."""
     paths = tuple(getattr(settings, "MEMORY_SECTIONS", ()))
     sources = _section_sources(paths)
     params = [
@@ -230,6 +233,8 @@ def memory_for_agent(*, organization_id: Any, agent_id: Any, line_numbers: bool 
             continue
         blocks.append(BlockView(label, value, description, int(limit), bool(read_only)))
         changes.append(_aware(updated_at))
+    if conversation_id is not None:
+        blocks, changes = _with_isolated(blocks, changes, conversation_id)
     return compile_memory(
         blocks,
         agent_id=f"{Agent.id_prefix}-{agent_id}",
@@ -310,6 +315,28 @@ def _tree(node: dict[str, Any], prefix: str) -> list[str]:
     return lines
 
 
+def _with_isolated(
+    blocks: list[BlockView], changes: list[datetime], conversation_id: Any
+) -> tuple[list[BlockView], list[datetime]]:
+    """``blocks`` with a conversation's isolated copies in the places of the blocks of their labels."""
+    isolated = {block.label: block for block in isolated_blocks(conversation_id)}
+    if not isolated:
+        return blocks, changes
+    for index, view in enumerate(blocks):
+        own = isolated.get(view.label)
+        if own is not None:
+            blocks[index] = BlockView(own.label, own.value, own.description, int(own.limit), bool(own.read_only))
+            changes[index] = own.updated_at
+    return blocks, changes
+
+
+def isolated_blocks(conversation_id: Any) -> list[Block]:
+    """A conversation's isolated blocks: its own copies of some of its agent's blocks (Letta's
+    ``isolated_block_labels``)."""
+    links = Conversation.isolated_blocks.through.objects.filter(conversation_id=conversation_id)
+    return list(Block.objects.filter(pk__in=links.values("block_id")))
+
+
 @dataclass(frozen=True)
 class MemorySection:
     """The engine's ``MemorySource`` for one agent: compiled from the rows each time it is asked.
@@ -319,15 +346,24 @@ class MemorySection:
     organization_id: Any
     agent_id: Any
     skills: str = ""
+    conversation_id: Any = None
 
     async def compile(self) -> str:
         return await sync_to_async(self.compile_sync)()
 
     def compile_sync(self) -> str:
-        memory = memory_for_agent(organization_id=self.organization_id, agent_id=self.agent_id)
+        memory = memory_for_agent(
+            organization_id=self.organization_id, agent_id=self.agent_id, conversation_id=self.conversation_id
+        )
         return f"{memory.rstrip(chr(10))}\n\n{self.skills}" if self.skills else memory
 
 
-def memory_source(agent: Agent, skills: Sequence[Skill] = ()) -> MemorySection:
-    """What ``agents.runs.turns.model_settings`` puts in ``ModelSettings.memory``."""
-    return MemorySection(organization_id=agent.organization_id, agent_id=agent.id, skills=available_skills(skills))
+def memory_source(agent: Agent, skills: Sequence[Skill] = (), conversation_id: Any = None) -> MemorySection:
+    """What ``agents.runs.turns.model_settings`` puts in ``ModelSettings.memory`` (for a conversation's
+    thread, with its isolated blocks)."""
+    return MemorySection(
+        organization_id=agent.organization_id,
+        agent_id=agent.id,
+        skills=available_skills(skills),
+        conversation_id=conversation_id,
+    )

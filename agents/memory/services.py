@@ -16,7 +16,7 @@ from django.db.models import Max
 from agents.broadcast import announce_memory_edit
 from agents.errors import ApplicationError, Conflict, NotFound, ValidationFailed
 from agents.memory.models import DEFAULT_BLOCK_CHAR_LIMIT
-from agents.models import Agent, AgentBlock, Block
+from agents.models import Agent, AgentBlock, Block, Conversation
 from agents.wire.messages import public_id
 
 if TYPE_CHECKING:
@@ -294,20 +294,27 @@ def memory_edit(
     create_missing: bool = False,
     run_id: Any = None,
     message_id: Any = None,
+    conversation_id: Any = None,
 ) -> Block:
-    """Apply ``edit`` (old value → new value) to the agent's block ``label``, under a row lock.
+    """Apply ``edit`` (old value → new value) to the agent's block ``label``, under a row lock; on a
+    conversation's thread (``conversation_id``), to its isolated copy of that block if it has one.
 
     Refused with a ``BlockEditError`` (the block unchanged) when the block is read-only, when
     the new value is past the limit, or when ``edit`` raises one. ``create_missing`` creates and
     attaches an empty block first (``memory_rethink``). ``message_id`` is the tool row storing the
     call's result, named by the ``memory_updated`` announcement.
     """
+    isolated = _isolated_block_id(organization_id, conversation_id, label) if conversation_id is not None else None
     link = (
         AgentBlock.objects.filter(agent_id=agent_id, agent__organization_id=organization_id, block__label=label)
         .select_related("block")
         .first()
+        if isolated is None
+        else None
     )
-    if link is None:
+    if isolated is not None:
+        block = Block.objects.select_for_update().get(pk=isolated)
+    elif link is None:
         if not create_missing:
             raise _missing_label(organization_id, agent_id, label)
         block = memory_create_block(
@@ -324,6 +331,16 @@ def memory_edit(
         block.value = value
         block_save(block=block, by="tool", run_id=run_id, message_id=message_id)
     return block
+
+
+def _isolated_block_id(organization_id: Any, conversation_id: Any, label: str) -> Any:
+    """The id of a conversation's isolated copy of the block ``label``, or ``None``."""
+    links = Conversation.isolated_blocks.through.objects.filter(
+        conversation_id=conversation_id,
+        conversation__organization_id=organization_id,
+        block__label=label,
+    )
+    return links.values_list("block_id", flat=True).first()
 
 
 def _agent_for_edit(organization_id: Any, agent_id: Any) -> Agent:

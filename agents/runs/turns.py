@@ -70,7 +70,7 @@ def model_settings(
         reasoning_effort=agent.reasoning_effort or None,
         context_window=agent.context_window,
         max_steps=agent.max_steps,
-        memory=memory_source(agent, skills),
+        memory=memory_source(agent, skills, conversation.pk if conversation is not None else None),
         compaction_threshold=settings.CONTEXT_COMPACTION_THRESHOLD,
         compaction_evict_share=compaction_evict_share(agent),
         image_input=takes_images(handle, organization=agent.organization),
@@ -149,7 +149,7 @@ def prefetch(run: Run) -> Prefetched:
         llm = default_llm_client(agent, run.conversation)
     except Exception as exc:  # raised when the turn opens, where it was raised before
         llm = exc
-    memory = memory_source(agent).compile_sync()
+    memory = memory_source(agent, conversation_id=run.conversation_id).compile_sync()
     return Prefetched(tools=tool_specs(agent), llm=llm, memory=memory)
 
 
@@ -212,6 +212,7 @@ def _collaborators(setup: TurnSetup) -> TurnCollaborators:
             agent_id=agent.id,
             run_id=run.id,
             env_vars={str(k): str(v) for k, v in (agent.tool_env_vars or {}).items()},
+            conversation_id=run.conversation_id,
         ),
         sender=sender,
         author=decision_author(run, sender_user=sender_user, api_key=api_key),

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from agents import services
 from agents.conversations.services import conversation_create
 from agents.models import Agent, Block, Conversation, Message, Run, RunStatus
+from tests.fake_llm.script import Reply
 
 pytestmark = pytest.mark.django_db
 
@@ -248,3 +249,31 @@ def test_a_conversations_model_settings_without_a_model_change_nothing(alice_api
     sent = on_the_fake.requests[-1]
     assert (sent.protocol, sent.body["model"]) == ("anthropic", "claude-sonnet-4-6")
     assert sent.body.get("temperature") != 0.25
+
+
+def test_a_conversations_isolated_block_is_its_own_in_the_prompt_and_for_memory_tools(alice_api, cast, on_the_fake):
+    claude = services.agent_create(
+        organization=cast.org_a, name="claude", model="anthropic/claude-sonnet-4-6", include_base_tools=True
+    )
+    own = conversation_create(agent=claude, user=None, isolated_block_labels=["human"])
+    shared = Block.objects.get(agent_blocks__agent=claude, label="human")
+    before = shared.value
+    on_the_fake.script(
+        Reply(tool_calls=[("memory_insert", {"label": "human", "new_str": "Alice prefers green tea."})]),
+        Reply(text="Noted."),
+        Reply(text="Still noted."),
+        Reply(text="Who?"),
+    )
+
+    assert say(alice_api, own, "remember that I like green tea", streaming=False).status_code == 200
+    assert say(alice_api, own, "what do I like?", streaming=False).status_code == 200
+    default = alice_api.post(f"/v1/agents/{claude.public_id}/messages", turn("what do I like?"), format="json")
+
+    assert default.status_code == 200
+    shared.refresh_from_db()
+    assert shared.value == before
+    (copy,) = own.isolated_blocks.all()
+    assert "Alice prefers green tea." in copy.value
+    in_conversation, in_default = on_the_fake.requests[-2:]
+    assert "Alice prefers green tea." in json.dumps(in_conversation.body["system"])
+    assert "Alice prefers green tea." not in json.dumps(in_default.body["system"])

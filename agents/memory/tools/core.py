@@ -90,6 +90,7 @@ async def _edit(
             create_missing=create_missing,
             run_id=context.run_id,
             message_id=message_id,
+            conversation_id=context.conversation_id,
         )
 
     return await _stage(change, value)
