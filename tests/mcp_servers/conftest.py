@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -14,15 +15,21 @@ from typing import TYPE_CHECKING
 import pytest
 
 from mcp_servers import services
+from tests.support.browser import demo_tab
+from tests.support.browser import screenshots as take_screenshots
+from tests.support.live_chat import start_chat_server
+from tests.support.live_server import INPROCESS_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
+    from playwright.sync_api import Browser, Page
     from pytest_django.fixtures import SettingsWrapper
 
     from accounts.models import Organization
     from mcp_servers.models import MCPServer
+    from tests.support.live_chat import ChatServer
 
 SERVERS = Path(__file__).with_name("servers.py")
 STARTUP_SECONDS = 20.0
@@ -107,3 +114,26 @@ def _mcp_settings(settings: SettingsWrapper) -> None:
     settings.MCP_CONNECT_TIMEOUT = 5.0
     settings.MCP_LIST_TOOLS_TIMEOUT = 5.0
     settings.MCP_CALL_TIMEOUT = 5.0
+
+
+# --- the browser modules: a chat server of each module's own, and a demo tab on it ---------------
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
+    """A chat server for this module alone, in process, with MCP servers on 127.0.0.1 allowed."""
+    env = INPROCESS_ENV | {"DEMO_TOKEN_DELAY": "0", "MCP_ALLOWED_PRIVATE_HOSTS": "127.0.0.1"}
+    folder = tmp_path_factory.mktemp(request.module.__name__.rpartition(".")[2])
+    with start_chat_server(folder, extra_env=env) as chat:
+        yield chat
+
+
+@pytest.fixture
+def page(browser: Browser, server: ChatServer) -> Iterator[Page]:
+    with demo_tab(browser, server.url, timeout_ms=20_000) as tab:
+        yield tab
+
+
+def screenshots(page: Page, name: str) -> None:
+    """Screenshots at 1280x800 and 390x844 into ``MCP_SCREENSHOTS`` (a folder), when it is set."""
+    take_screenshots(page, os.environ.get("MCP_SCREENSHOTS"), name)

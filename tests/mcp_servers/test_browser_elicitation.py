@@ -1,43 +1,28 @@
 """An MCP server's question in the chat, in headless Chromium: the card shows the server's message and a form
 of the fields it asked for; a bad answer is refused in the card, a good one reaches the server.
 
-Screenshots at 1280x800 and 390x844 land in ``MCP_SCREENSHOTS`` (a folder), when it is set.
+Screenshots at 1280x800 and 390x844 land in ``MCP_SCREENSHOTS`` (a folder), when it is set. The chat server
+and the tab are the folder conftest's ``server`` and ``page``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.support.browser import demo_tab, serious_accessibility_violations
-from tests.support.browser import screenshots as take_screenshots
-from tests.support.live_chat import start_chat_server
-from tests.support.live_server import INPROCESS_ENV
+from tests.mcp_servers.conftest import screenshots
+from tests.support.browser import serious_accessibility_violations
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from tests.mcp_servers.conftest import RunningServer
     from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(240)]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
-    env = INPROCESS_ENV | {"DEMO_TOKEN_DELAY": "0", "MCP_ALLOWED_PRIVATE_HOSTS": "127.0.0.1"}
-    with start_chat_server(tmp_path_factory.mktemp("mcp-elicitation-browser"), extra_env=env) as chat:
-        yield chat
-
-
-@pytest.fixture
-def page(browser: Browser, server: ChatServer) -> Iterator[Page]:
-    with demo_tab(browser, server.url, timeout_ms=20_000) as tab:
-        yield tab
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +65,7 @@ def test_the_person_answers_the_servers_question_in_a_card_and_the_server_gets_t
     expect(card.get_by_role("button", name="Decline")).to_be_visible()
     expect(card.get_by_role("button", name="Cancel")).to_be_visible()
     assert serious_accessibility_violations(page) == []
-    take_screenshots(page, os.environ.get("MCP_SCREENSHOTS"), "chat-elicitation")
+    screenshots(page, "chat-elicitation")
 
     confirm.check()
     card.get_by_role("button", name="Submit").click()

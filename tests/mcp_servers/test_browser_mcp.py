@@ -1,47 +1,27 @@
 """The MCP servers page in headless Chromium: add a real MCP server, see its tools and what they do, attach
 them to an agent; then the agent calls the read-only tool in the chat, and the destructive one asks first.
 
-Screenshots at 1280x800 and 390x844 land in ``MCP_SCREENSHOTS`` (a folder), when it is set.
+Screenshots at 1280x800 and 390x844 land in ``MCP_SCREENSHOTS`` (a folder), when it is set. The chat server
+and the tab are the folder conftest's ``server`` and ``page``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.support.browser import demo_tab
-from tests.support.browser import screenshots as take_screenshots
-from tests.support.live_chat import start_chat_server
-from tests.support.live_server import INPROCESS_ENV
+from tests.mcp_servers.conftest import screenshots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from tests.mcp_servers.conftest import RunningServer
     from tests.support.live_chat import ChatServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(240)]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
-    env = INPROCESS_ENV | {"DEMO_TOKEN_DELAY": "0", "MCP_ALLOWED_PRIVATE_HOSTS": "127.0.0.1"}
-    with start_chat_server(tmp_path_factory.mktemp("mcp-browser"), extra_env=env) as chat:
-        yield chat
-
-
-@pytest.fixture
-def page(browser: Browser, server: ChatServer) -> Iterator[Page]:
-    with demo_tab(browser, server.url, timeout_ms=20_000) as tab:
-        yield tab
-
-
-def screenshots(page: Page, name: str) -> None:
-    take_screenshots(page, os.environ.get("MCP_SCREENSHOTS"), name)
 
 
 def send(page: Page, text: str) -> None:
