@@ -404,12 +404,14 @@ class Turn:
     def _uncalled_required(self) -> list[str]:
         return self.collab.rules.uncalled_required(calls_this_turn(self.rows), self._available())
 
-    async def _cancel_requested(self, *, force: bool = False) -> bool:
+    async def _cancel_requested(self, *, force: bool = False, fresh: bool = False) -> bool:
+        """Whether the run was asked to stop: at most every ``CANCEL_POLL_SECONDS`` unless ``force``;
+        ``fresh`` while the model answers (the store's last check is older than the call)."""
         now = time.monotonic()
         if not force and now - self._last_cancel_check < CANCEL_POLL_SECONDS:
             return False
         self._last_cancel_check = now
-        return await self.store.heartbeat()
+        return await self.store.heartbeat(fresh=fresh)
 
     async def _call_model(self, out: StepOutput, step_id: Any) -> AsyncIterator[EngineEvent]:
         """Call the model for this step, compacting the context first when the request would not fit
@@ -428,7 +430,7 @@ class Turn:
                     delta = out.absorb(llm_event, self.specs)
                     if delta is not None and self.stream_tokens:
                         yield delta_event(delta, self.run_id, self._next_seq(), out.message_id, step_id)
-                    if self.stream_tokens and await self._cancel_requested():
+                    if self.stream_tokens and await self._cancel_requested(fresh=True):
                         raise _Finish(StopReason.CANCELLED)
                 break
             except LLMContextWindowExceeded as exc:

@@ -113,8 +113,10 @@ class ConversationStore(Protocol):
         loses it when the lease runs out."""
         ...
 
-    async def heartbeat(self) -> bool:
-        """Extend the lease (when due) and say whether the run has been asked to stop."""
+    async def heartbeat(self, *, fresh: bool = False) -> bool:
+        """Extend the lease (when due) and say whether the run has been asked to stop. A store may answer
+        from a check it made a moment ago (a write guarded by it); ``fresh`` asks it to look again
+        (time has passed since: the model is answering)."""
         ...
 
     async def release_turn_lock(self) -> None: ...

@@ -125,12 +125,13 @@ class DjangoConversationStore:
         self._renewal.start()
         return rows
 
-    async def heartbeat(self) -> bool:
-        if self._checked:
+    async def heartbeat(self, *, fresh: bool = False) -> bool:
+        if self._checked and not fresh:
             # Checked a moment ago: by the write just guarded with the check (the model's answer, a
             # step's start), or the run was created running by this request (no caller had its id).
             self._checked = False
             return False
+        self._checked = False
         return await sync_to_async(run_state.heartbeat)(self.run_id, self.agent_id, renew=False)
 
     def _release(self) -> None:

@@ -142,3 +142,16 @@ def test_writes_guarded_by_a_cancel_write_nothing_once_the_run_is_asked_to_stop(
     assert (sent, counts) == (False, [0, 0])
     assert not Message.objects.filter(run=run).exists()
     assert Run.objects.get(pk=run.pk).heartbeat_at is None
+
+
+async def test_a_cancel_while_a_streamed_answer_comes_in_ends_the_run_cancelled(harness: Harness) -> None:
+    turn = await harness.start([UserInput("hello")], [reply("Hi there!")], stream_tokens=True)
+    turn.collab.llm = CancelledWhileAnswering(turn.collab.llm, harness.runs[-1].pk)  # type: ignore[arg-type]
+
+    events = [event async for event in turn.events()]
+
+    # The step's start was a check a moment before the model was called; the stream's own check reads the
+    # run again, so a cancel that came while the model answered is seen.
+    assert events[-1].stop_reason == "cancelled"
+    run = await Run.objects.aget(pk=harness.runs[-1].pk)
+    assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
