@@ -319,6 +319,12 @@ class SessionPool:
                         held.statuses.replies.remove(reply)
                 if held.statuses is not statuses:
                     statuses.elicitations.extend(held.statuses.elicitations[asked:])
+                if len(held.statuses.elicitations) > asked:
+                    # A question was declined on this session, and what the server keeps of it is not known
+                    # (the SDK's own SSE server closed later connections): later calls connect afresh.
+                    self._retire(key, held)
+                elif self._held.get(key) is not held and held.busy == 0:
+                    held.task.cancel()  # retired by another call while this one still used it
         raise AssertionError("unreachable")  # pragma: no cover - the block returns or raises
 
     async def _session(self, key: tuple[Any, ...], endpoint: Endpoint, statuses: _Statuses) -> _Held:
@@ -355,6 +361,13 @@ class SessionPool:
             task.cancel()
             raise
         return _Held(client=client, task=task, statuses=statuses, last_used=time.monotonic())
+
+    def _retire(self, key: tuple[Any, ...], held: _Held) -> None:
+        """Take ``held`` out of the pool; it closes once no call is using it."""
+        if self._held.get(key) is held:
+            del self._held[key]
+        if held.busy == 0:
+            held.task.cancel()
 
     def _drop(self, key: tuple[Any, ...], held: _Held) -> None:
         if self._held.get(key) is held:
