@@ -31,7 +31,6 @@ class CountingRateThrottle(throttling.SimpleRateThrottle):
 
     num_requests: int  # both set by ``SimpleRateThrottle.__init__`` from the rate
     duration: int
-    estimate: float = 0.0
 
     def allow_request(self, request: Request, view: APIView) -> bool:
         if self.rate is None:
@@ -44,8 +43,7 @@ class CountingRateThrottle(throttling.SimpleRateThrottle):
         current_key, previous_key = f"{key}:{window}", f"{key}:{window - 1}"
         current, previous = self._count(current_key, previous_key)
         elapsed_share = (self.now - window * self.duration) / self.duration
-        self.estimate = previous * (1.0 - elapsed_share) + current
-        if self.estimate <= self.num_requests:
+        if previous * (1.0 - elapsed_share) + current <= self.num_requests:
             return True
         self._take_back(current_key)
         return False
