@@ -14,7 +14,7 @@ from agents.api import serializers as s
 from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.fields import validated
 from agents.api.openapi import cursor_parameters, errors
-from agents.api.states import agent_state_of, providers_of
+from agents.api.states import agent_state_of, agent_state_response, providers_of
 from agents.errors import ValidationFailed
 from agents.wire.resources import AgentState
 from agents.wire.tools import Tool, tool_json
@@ -22,7 +22,6 @@ from agents.wire.tools import Tool, tool_json
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-    from agents.models import Agent
 
 ERRORS = errors(400, 404, 422)
 
@@ -138,7 +137,7 @@ class AgentListView(OrgScopedAPIView):
             parallel_tool_calls=data.get("parallel_tool_calls"),
             initial_message_sequence=_initial_messages(data.get("initial_message_sequence")),
         )
-        return Response(agent_state_of(self.get_agent(agent.public_id)))
+        return agent_state_response(self, agent.public_id)
 
 
 class AgentCountView(OrgScopedAPIView):
@@ -196,7 +195,7 @@ class AgentDetailView(OrgScopedAPIView):
             overrides=_overrides(request.data if isinstance(request.data, dict) else {}, data),
             tool_env_vars=_env_vars(data),
         )
-        return Response(agent_state_of(self.get_agent(agent_id)))
+        return agent_state_response(self, agent_id)
 
     @extend_schema(operation_id="agents_delete", responses={200: Deleted, **errors(404)})
     def delete(self, request: Request, agent_id: str) -> Response:
@@ -218,22 +217,18 @@ class AgentToolListView(OrgScopedAPIView):
         return Response([tool_json(tool) for tool in tools])
 
 
-def _refreshed_state(view: OrgScopedAPIView, agent: Agent) -> Response:
-    return Response(agent_state_of(view.get_agent(agent.public_id)))
-
-
 class AgentToolAttachView(OrgScopedAPIView):
     @extend_schema(operation_id="agents_tools_attach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, tool_id: str) -> Response:
         agent = services.agent_attach_tool(agent=self.get_agent(agent_id), tool=self.get_tool(tool_id))
-        return _refreshed_state(self, agent)
+        return agent_state_response(self, agent.public_id)
 
 
 class AgentToolDetachView(OrgScopedAPIView):
     @extend_schema(operation_id="agents_tools_detach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, tool_id: str) -> Response:
         agent = services.agent_detach_tool(agent=self.get_agent(agent_id), tool=self.get_tool(tool_id))
-        return _refreshed_state(self, agent)
+        return agent_state_response(self, agent.public_id)
 
 
 class AgentToolApprovalView(OrgScopedAPIView):
@@ -255,4 +250,4 @@ class AgentToolApprovalView(OrgScopedAPIView):
         agent = services.agent_set_tool_approval(
             agent=agent, tool_name=tool_name, requires_approval=bool(requires_approval)
         )
-        return _refreshed_state(self, agent)
+        return agent_state_response(self, agent.public_id)

@@ -11,7 +11,7 @@ from agents.api.base import OrgScopedAPIView, QueryFilter, filter_parameters
 from agents.api.fields import validated
 from agents.api.memory_serializers import BlockCreateInput, BlockUpdateInput
 from agents.api.openapi import cursor_parameters, errors
-from agents.api.states import agent_state_of
+from agents.api.states import agent_state_of, agent_state_response
 from agents.memory import selectors, services
 from agents.wire.memory import Block, Memory, block_json, blocks_json, memory_json
 from agents.wire.resources import AgentState
@@ -71,17 +71,15 @@ class AgentBlockDetailView(OrgScopedAPIView):
 class AgentBlockAttachView(OrgScopedAPIView):
     @extend_schema(operation_id="agents_blocks_attach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
-        agent = self.get_agent(agent_id)
-        services.agent_attach_block(agent=agent, block=_block(self, block_id))
-        return Response(agent_state_of(self.get_agent(agent_id)))
+        services.agent_attach_block(agent=self.get_agent(agent_id), block=_block(self, block_id))
+        return agent_state_response(self, agent_id)
 
 
 class AgentBlockDetachView(OrgScopedAPIView):
     @extend_schema(operation_id="agents_blocks_detach", request=None, responses={200: AgentState, **ERRORS})
     def patch(self, request: Request, agent_id: str, block_id: str) -> Response:
-        agent = self.get_agent(agent_id)
-        services.agent_detach_block(agent=agent, block=_block(self, block_id))
-        return Response(agent_state_of(self.get_agent(agent_id)))
+        services.agent_detach_block(agent=self.get_agent(agent_id), block=_block(self, block_id))
+        return agent_state_response(self, agent_id)
 
 
 FILTERS = (

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from agents.api.base import OrgScopedAPIView
 from agents.api.fields import optional, validated
 from agents.api.openapi import errors
-from agents.api.states import agent_state_of
+from agents.api.states import agent_state_response
 from agents.wire.resources import AgentState
 from core.errors import InvalidArgument
 from folders import attachments, selectors, services
@@ -229,7 +229,7 @@ class AgentFolderAttachView(FolderAPIView):
         change(agent=agent, folder=self.folder(folder_id))
         if is_1x_client(self.request) and not self.always_state:
             return JsonResponse(None, safe=False)  # Letta's ``null``; DRF's renderer would send an empty body
-        return Response(agent_state_of(self.get_agent(agent_id)))
+        return agent_state_response(self, agent_id)
 
 
 class AgentFolderDetachView(AgentFolderAttachView):

@@ -14,12 +14,15 @@ from agents.runs.preview import system_prompt
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
+DRY_RUN = OpenApiParameter("dry_run", bool, description="Accepted: the prompt is compiled on every step.")
+"""Both recompile routes' ``dry_run`` (the agent's and a conversation's)."""
+
 
 class AgentRecompileView(OrgScopedAPIView):
     @extend_schema(
         operation_id="agents_recompile",
         parameters=[
-            OpenApiParameter("dry_run", bool, description="Accepted: the prompt is compiled on every step."),
+            DRY_RUN,
             OpenApiParameter("update_timestamp", bool, description="Accepted and ignored."),
         ],
         request=None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rest_framework.response import Response
+
 from agents import selectors
 from agents.llm.handles import split_handle
 from agents.memory.selectors import agent_blocks
@@ -13,6 +15,7 @@ from providers.selectors import handle_providers
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from agents.api.base import OrgScopedAPIView
     from agents.models import Agent
     from agents.wire.resources import AgentState
     from providers.selectors import HandleProvider
@@ -48,3 +51,8 @@ def agent_state_of(
         pending_approval=selectors.pending_approval_row(agent) if pending else None,
         providers=providers,
     )
+
+
+def agent_state_response(view: OrgScopedAPIView, agent_id: str) -> Response:
+    """The answer of a route that changed an agent: its state as it is now, read again with its prefetches."""
+    return Response(agent_state_of(view.get_agent(agent_id)))

@@ -24,7 +24,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from rest_framework.request import Request
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETRY_AFTER_SECONDS = 5
 ACCESS_ENDED_MESSAGE = "This stream was closed: the access it was opened with has ended."
@@ -73,13 +74,7 @@ class StreamGuard:
     @classmethod
     def respond(cls, request: Request, make_response: Callable[[], StreamingHttpResponse]) -> StreamingHttpResponse:
         """Take the caller's stream slots (429 when full), then build the response and guard its body."""
-        guard = cls.for_request(request)
-        guard.take_slots()
-        try:
-            response = make_response()
-        except BaseException:
-            guard.release()
-            raise
+        guard, response = cls._holding_slots(request, make_response)
         return guard.wrap(response)
 
     @classmethod
@@ -92,13 +87,7 @@ class StreamGuard:
         the run, say); it returns the coroutine function that builds the response, which the
         returned one awaits and guards. The slots are freed if either step raises.
         """
-        guard = cls.for_request(request)
-        guard.take_slots()
-        try:
-            build = prepare()
-        except BaseException:
-            guard.release()
-            raise
+        guard, build = cls._holding_slots(request, prepare)
 
         async def respond() -> StreamingHttpResponse:
             try:
@@ -109,6 +98,18 @@ class StreamGuard:
             return guard.wrap(response)
 
         return respond
+
+    @classmethod
+    def _holding_slots(cls, request: Request, first: Callable[[], T]) -> tuple[StreamGuard, T]:
+        """The caller's guard with its slots taken (429 when full), and what ``first`` returns;
+        the slots are freed if ``first`` raises."""
+        guard = cls.for_request(request)
+        guard.take_slots()
+        try:
+            return guard, first()
+        except BaseException:
+            guard.release()
+            raise
 
     def wrap(self, response: StreamingHttpResponse) -> StreamingHttpResponse:
         """Guard ``response``'s body: it holds this guard's slots until it ends or is closed."""

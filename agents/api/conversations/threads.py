@@ -24,6 +24,7 @@ from agents.api.base import Later, OrgScopedAPIView
 from agents.api.errors import validation_detail
 from agents.api.messages import CANCELLED_RUNS, ERRORS, LettaResponse, SendingView, blocking_response
 from agents.api.openapi import errors
+from agents.api.recompile import DRY_RUN
 from agents.api.run_stream import run_stream
 from agents.api.stream_guard import StreamGuard
 from agents.api.streaming import LettaStreamEvent, sse_response
@@ -307,7 +308,7 @@ class ConversationCompactView(ThreadMixin, OrgScopedAPIView):
 class ConversationRecompileView(ThreadMixin, OrgScopedAPIView):
     @extend_schema(
         operation_id="conversations_recompile",
-        parameters=[OpenApiParameter("dry_run", bool, description="Accepted: the prompt is compiled on every step.")],
+        parameters=[DRY_RUN],
         request=THREAD_BODY,
         description="The thread's system prompt as the next step compiles it (a JSON string).",
         responses={200: OpenApiResponse({"type": "string"}), **errors(404)},
