@@ -71,6 +71,22 @@ def roll_dice_tool(num_sides: int) -> str:
     return str(random.randint(1, num_sides))
 
 
+def approval_agent_fields(tool_ids: list[str], model: str | None = None) -> dict[str, Any]:
+    """The ``agents.create`` arguments of the seed's ``agent`` fixture (the same in 0.1.324 and 1.x);
+    ``model`` in place of the seed's Anthropic model."""
+    return {
+        "name": "approval_test_agent",
+        "agent_type": "letta_v1_agent",
+        "include_base_tools": False,
+        "tool_ids": tool_ids,
+        "include_base_tool_rules": False,
+        "tool_rules": [],
+        "model": model or "anthropic/claude-sonnet-4-5-20250929",
+        "embedding": "openai/text-embedding-3-small",
+        "tags": ["approval_test"],
+    }
+
+
 def check(condition: bool, message: str = "") -> None:
     if not condition:
         raise AssertionError(message)
@@ -135,17 +151,7 @@ class Seed:
         )
         dice_tool = self.client.tools.upsert_from_function(func=roll_dice_tool)
         self.approval_tool = approval_tool
-        agent = self.client.agents.create(
-            name="approval_test_agent",
-            agent_type="letta_v1_agent",
-            include_base_tools=False,
-            tool_ids=[approval_tool.id, dice_tool.id],
-            include_base_tool_rules=False,
-            tool_rules=[],
-            model=ctx.model or "anthropic/claude-sonnet-4-5-20250929",
-            embedding="openai/text-embedding-3-small",
-            tags=["approval_test"],
-        )
+        agent = self.client.agents.create(**approval_agent_fields([approval_tool.id, dice_tool.id], ctx.model))
         self.agent = self.client.agents.update(
             agent.id, llm_config=dict(agent.llm_config.model_dump(), parallel_tool_calls=True)
         )
