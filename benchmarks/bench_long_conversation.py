@@ -12,13 +12,7 @@ sizing the request, compacting, persisting. Prints figures; asserts nothing:
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
 from harness import (
     InstantModel,

@@ -99,6 +99,8 @@ def in_process_django(postgres: bool) -> QueryCounter:
 
     The returned counter sees the queries of every connection, the engine's executor threads' too.
     """
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     _fresh_database(postgres)
     import django  # after DATABASE_URL is set: the settings read it
 
