@@ -331,16 +331,23 @@ def seed_approve_and_follow_up_with_error(ctx: Any) -> None:
     _error_then_not_bricked(ctx, acceptance, tool_call_allowed=True)
 
 
-def seed_deny_tool_call_request(ctx: Any) -> None:
+def _answered_in_one_stream(ctx: Any, answer: Callable[[str], list[Any]]) -> list[Any]:
+    """The seed's checks of the stream ``answer``ing the pending call; the stream's messages."""
     seed = Seed(ctx)
     tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(denial(tool_call_id))
+    messages = seed.stream(answer(tool_call_id))
     check(
         types(messages)
         == ["tool_return_message", "reasoning_message", "assistant_message", "stop_reason", "usage_statistics"],
         types(messages),
     )
-    check(messages[0].tool_call_id == tool_call_id and messages[0].status == "error")
+    check(messages[0].tool_call_id == tool_call_id, messages[0].tool_call_id)
+    return messages
+
+
+def seed_deny_tool_call_request(ctx: Any) -> None:
+    messages = _answered_in_one_stream(ctx, denial)
+    check(messages[0].status == "error")
     check(SECRET_CODE in messages[2].content)
 
 
@@ -387,15 +394,8 @@ def seed_deny_and_follow_up_with_error(ctx: Any) -> None:
 
 
 def seed_client_side_tool_call_request(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(client_return(tool_call_id))
-    check(
-        types(messages)
-        == ["tool_return_message", "reasoning_message", "assistant_message", "stop_reason", "usage_statistics"],
-        types(messages),
-    )
-    check(messages[0].tool_call_id == tool_call_id and messages[0].status == "success")
+    messages = _answered_in_one_stream(ctx, client_return)
+    check(messages[0].status == "success")
     check(messages[0].tool_return == SECRET_CODE and SECRET_CODE in messages[2].content)
 
 
