@@ -103,6 +103,18 @@ class ToolFactory(DjangoModelFactory[Tool]):
     )
 
 
+class McpToolFactory(ToolFactory):
+    """A tool row as an MCP server's listing makes one: ``kind="mcp"``, no source, its server named in a tag."""
+
+    class Params:
+        server = "weather"
+
+    kind = "mcp"
+    tool_type = "external_mcp"
+    source_code = ""
+    tags = factory.LazyAttribute(lambda o: [f"mcp:{o.server}"])
+
+
 class AgentToolFactory(DjangoModelFactory[AgentTool]):
     class Meta:
         model = AgentTool
