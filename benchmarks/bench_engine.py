@@ -15,17 +15,17 @@ reset); the context holds the last ``--context`` rows.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import sys
-import time
-import uuid
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
-
-from harness import add_history, in_process_django, in_process_parser, percentile
+from harness import (
+    InstantModel,
+    add_history,
+    bench_organization,
+    in_process_django,
+    in_process_parser,
+    percentile,
+    timed_turn,
+)
 
 
 def main() -> None:
@@ -36,24 +36,10 @@ def main() -> None:
     counter = in_process_django(args.postgres)
     from django.db import connections
 
-    from accounts.models import Organization
     from agents import services
-    from agents.engine.inputs import UserInput
-    from agents.llm.base import Completed, TextDelta, Usage
     from agents.models import Agent, Message, Run
-    from agents.runs.turns import TurnSetup, open_turn
 
-    class InstantModel:
-        provider = "instant"
-
-        async def generate(self, request, *, stream):  # type: ignore[no-untyped-def]
-            yield TextDelta("Sure.")
-            yield Completed(finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=2))
-
-        def build_payload(self, request, *, stream):  # type: ignore[no-untyped-def]
-            return {}
-
-    organization = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}")
+    organization = bench_organization()
     model = InstantModel()
     database = connections["default"].vendor
     print(f"database: {database}; zero-latency in-process model; context window: last {args.context} rows")
@@ -70,11 +56,7 @@ def main() -> None:
             await Agent.objects.filter(pk=agent.pk).aupdate(context_start_seq=max(0, last + 1 - args.context))
             run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
             queries_before = counter.count
-            began = time.perf_counter()
-            turn = await open_turn(TurnSetup(run=run, turn_input=[UserInput("hello")], llm=model))
-            async for _ in turn.events():
-                pass
-            elapsed = time.perf_counter() - began
+            elapsed = await timed_turn(run, "hello", model)
             counter.per_turn.append(counter.count - queries_before)
             return elapsed
 

@@ -12,17 +12,17 @@ sizing the request, compacting, persisting. Prints figures; asserts nothing:
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import sys
-import time
-import uuid
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
-
-from harness import add_history, in_process_django, in_process_parser, percentile
+from harness import (
+    InstantModel,
+    add_history,
+    bench_organization,
+    in_process_django,
+    in_process_parser,
+    percentile,
+    timed_turn,
+)
 
 
 def main() -> None:
@@ -33,32 +33,26 @@ def main() -> None:
     counter = in_process_django(args.postgres)
     from django.db import connections
 
-    from accounts.models import Organization
     from agents import services
-    from agents.engine.inputs import UserInput
-    from agents.llm.base import Completed, TextDelta, Usage
     from agents.llm.tokens import request_tokens
     from agents.memory.compaction import store_compaction
     from agents.models import Agent, Run
-    from agents.runs.turns import TurnSetup, open_turn
 
-    class InstantModel:
-        provider = "instant"
+    class SummarizingModel(InstantModel):
+        """Answers a turn, or a compaction's request with a short summary; counts both and the largest request."""
 
         def __init__(self) -> None:
             self.largest = 0
             self.summaries = 0
 
-        async def generate(self, request, *, stream):  # type: ignore[no-untyped-def]
+        def answer(self, request) -> str:  # type: ignore[no-untyped-def]
             self.largest = max(self.largest, request_tokens(request))
             if request.purpose == "summary":
                 self.summaries += 1
-                yield TextDelta("The user and the assistant talked about lorem ipsum at length.")
-            else:
-                yield TextDelta("Sure, here is a considered answer about lorem ipsum. " * 4)
-            yield Completed(finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=2))
+                return "The user and the assistant talked about lorem ipsum at length."
+            return "Sure, here is a considered answer about lorem ipsum. " * 4
 
-    organization = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}")
+    organization = bench_organization()
     print(f"database: {connections['default'].vendor}; zero-latency in-process model; window {args.window} tokens")
 
     for history in args.histories:
@@ -77,18 +71,13 @@ def main() -> None:
             evicted=history - 20,
         )
         agent.refresh_from_db()
-        model = InstantModel()
+        model = SummarizingModel()
 
-        async def one_turn(agent: Agent = agent, model: InstantModel = model) -> tuple[float, int, bool]:
+        async def one_turn(agent: Agent = agent, model: SummarizingModel = model) -> tuple[float, int, bool]:
             run = await Run.objects.acreate(organization_id=agent.organization_id, agent=agent)
             summaries, queries = model.summaries, counter.count
-            began = time.perf_counter()
-            turn = await open_turn(
-                TurnSetup(run=run, turn_input=[UserInput("tell me more " + "lorem " * 40)], llm=model)
-            )
-            async for _ in turn.events():
-                pass
-            return time.perf_counter() - began, counter.count - queries, model.summaries > summaries
+            seconds = await timed_turn(run, "tell me more " + "lorem " * 40, model)
+            return seconds, counter.count - queries, model.summaries > summaries
 
         async def measure() -> list[tuple[float, int, bool]]:
             for _ in range(5):

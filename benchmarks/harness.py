@@ -2,7 +2,8 @@
 
 Standard library only at import, so a script decides its settings before Django loads:
 ``in_process_django`` (for ``bench_engine.py`` and ``bench_long_conversation.py``) sets
-Django up on a fresh database and counts every query from then on.
+Django up on a fresh database and counts every query from then on; ``InstantModel`` and
+``timed_turn`` are their model and their one timed turn.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,6 +99,8 @@ def in_process_django(postgres: bool) -> QueryCounter:
 
     The returned counter sees the queries of every connection, the engine's executor threads' too.
     """
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     _fresh_database(postgres)
     import django  # after DATABASE_URL is set: the settings read it
 
@@ -117,6 +121,43 @@ def add_history(agent: Any, rows: int) -> int:
     from tests.factories import append_history  # Django is set up by now (``in_process_django``)
 
     return append_history(agent, rows, lambda i: f"message {i} " + "lorem ipsum " * 8)
+
+
+def bench_organization() -> Any:
+    """A new organization for one run's agents."""
+    from accounts.models import Organization  # Django is set up by now (``in_process_django``)
+
+    return Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}")
+
+
+class InstantModel:
+    """A model that answers at once, in process: the text of ``answer(request)``, then a small usage."""
+
+    provider = "instant"
+
+    def answer(self, request: Any) -> str:
+        return "Sure."
+
+    async def generate(self, request: Any, *, stream: bool) -> AsyncIterator[Any]:
+        from agents.llm.base import Completed, TextDelta, Usage  # Django is set up by now
+
+        yield TextDelta(self.answer(request))
+        yield Completed(finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=2))
+
+    def build_payload(self, request: Any, *, stream: bool) -> dict[str, Any]:
+        return {}
+
+
+async def timed_turn(run: Any, text: str, llm: InstantModel) -> float:
+    """The seconds from opening a turn of ``run`` on the user's ``text`` to its last event."""
+    from agents.engine.inputs import UserInput  # Django is set up by now
+    from agents.runs.turns import TurnSetup, open_turn
+
+    began = time.perf_counter()
+    turn = await open_turn(TurnSetup(run=run, turn_input=[UserInput(text)], llm=llm))
+    async for _ in turn.events():
+        pass
+    return time.perf_counter() - began
 
 
 def _fresh_database(postgres: bool) -> None:

@@ -77,6 +77,19 @@ class AgentFactory(DjangoModelFactory[Agent]):
         return agent
 
 
+def keeper_agent(
+    organization: Organization, *, human_limit: int | None = None, persona_limit: int | None = None
+) -> Agent:
+    """The memory tests' agent: a ``human`` block, and a read-only ``persona``; limits where given, else the default."""
+    human: dict[str, Any] = {"label": "human", "value": "Name: Alice"}
+    persona: dict[str, Any] = {"label": "persona", "value": "A careful archivist.", "read_only": True}
+    if human_limit is not None:
+        human["limit"] = human_limit
+    if persona_limit is not None:
+        persona["limit"] = persona_limit
+    return AgentFactory(organization=organization, name="keeper", memory_blocks=[human, persona])
+
+
 class ToolFactory(DjangoModelFactory[Tool]):
     class Meta:
         model = Tool
@@ -88,6 +101,18 @@ class ToolFactory(DjangoModelFactory[Tool]):
     json_schema = factory.LazyAttribute(
         lambda o: {"name": o.name, "description": o.description, "parameters": {"type": "object", "properties": {}}}
     )
+
+
+class McpToolFactory(ToolFactory):
+    """A tool row as an MCP server's listing makes one: ``kind="mcp"``, no source, its server named in a tag."""
+
+    class Params:
+        server = "weather"
+
+    kind = "mcp"
+    tool_type = "external_mcp"
+    source_code = ""
+    tags = factory.LazyAttribute(lambda o: [f"mcp:{o.server}"])
 
 
 class AgentToolFactory(DjangoModelFactory[AgentTool]):

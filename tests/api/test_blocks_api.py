@@ -9,21 +9,14 @@ from agents import services
 from agents.memory import services as memory_services
 from agents.models import Agent, AgentBlock, Block
 from tests.conftest import Cast
-from tests.factories import AgentFactory
+from tests.factories import keeper_agent
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def agent(cast: Cast) -> Agent:
-    return AgentFactory(
-        organization=cast.org_a,
-        name="keeper",
-        memory_blocks=[
-            {"label": "human", "value": "Name: Alice"},
-            {"label": "persona", "value": "A careful archivist.", "limit": 100, "read_only": True},
-        ],
-    )
+    return keeper_agent(cast.org_a, persona_limit=100)
 
 
 def test_an_agent_created_without_blocks_gets_the_default_human_and_persona(alice_api: APIClient) -> None:

@@ -28,6 +28,7 @@ from folders.models import FileAgent, FileChunk, FileMetadata, Folder, FolderAge
 from mcp_servers.api_urls import urlpatterns as mcp_urlpatterns
 from mcp_servers.models import MCPOAuthSession, MCPServer
 from providers.models import Provider, ProviderModel
+from tests.factories import McpToolFactory
 from tools.models import AgentTool, Tool
 from tools.services import tool_upsert_from_source
 
@@ -161,12 +162,10 @@ def rows(cast: Cast, alice_api: APIClient) -> Rows:
         passage=passage_insert(agent=agent, text="alice's archived secret")[0],
         provider=provider,
         mcp_server=mcp_server,
-        mcp_tool=Tool.objects.create(
+        mcp_tool=McpToolFactory(
             organization=cast.org_a,
             name="alices_mcp_tool",
-            kind="mcp",
-            tool_type="external_mcp",
-            tags=["mcp:alices-mcp"],
+            server="alices-mcp",
             metadata={"mcp": {"server_name": "alices-mcp", "server_id": mcp_server.public_id}},
         ),
         conversation=conversation_create(agent=agent, user=None, summary="alice's thread"),

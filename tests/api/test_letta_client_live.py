@@ -9,7 +9,7 @@ import pytest
 from letta_client import Letta
 from letta_client.core.api_error import ApiError
 
-from tests.seed_tools import get_secret_code_tool, roll_dice_tool
+from tests.seed_tools import approval_agent_fields, get_secret_code_tool, roll_dice_tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -41,17 +41,7 @@ def dice_tool(sdk_client: Letta) -> Iterator[Tool]:
 @pytest.fixture
 def agent(sdk_client: Letta, approval_tool: Tool, dice_tool: Tool) -> Iterator[AgentState]:
     """Seed 000's ``agent`` fixture, call for call."""
-    agent_state = sdk_client.agents.create(
-        name="approval_test_agent",
-        agent_type="letta_v1_agent",
-        include_base_tools=False,
-        tool_ids=[approval_tool.id, dice_tool.id],
-        include_base_tool_rules=False,
-        tool_rules=[],
-        model="anthropic/claude-sonnet-4-5-20250929",
-        embedding="openai/text-embedding-3-small",
-        tags=["approval_test"],
-    )
+    agent_state = sdk_client.agents.create(**approval_agent_fields([approval_tool.id, dice_tool.id]))
     agent_state = sdk_client.agents.modify(
         agent_id=agent_state.id, llm_config=dict(agent_state.llm_config.model_dump(), **{"parallel_tool_calls": True})
     )

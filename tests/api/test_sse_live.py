@@ -123,13 +123,20 @@ def stream_lines(api: httpx.Client, path: str, body: dict[str, Any]) -> list[str
         return [line for line in response.iter_lines() if line]
 
 
+def silent_model_stream(
+    api: httpx.Client, fake_llm: FakeLLMServer, answer: str, route: str, body: dict[str, Any]
+) -> list[str]:
+    """The lines streamed for ``body`` on a new agent's ``route``, its model silent for ``SILENCE_SECONDS``
+    before it says ``answer``."""
+    agent_id = new_agent(api, ANTHROPIC)
+    fake_llm.script(Reply(text=answer, delay=SILENCE_SECONDS))
+    return stream_lines(api, f"/v1/agents/{agent_id}/{route}", body)
+
+
 def test_a_silent_model_gets_keep_alive_comments_then_the_whole_answer(
     api: httpx.Client, fake_llm: FakeLLMServer
 ) -> None:
-    agent_id = new_agent(api, ANTHROPIC)
-    fake_llm.script(Reply(text="Worth the wait.", delay=SILENCE_SECONDS))
-
-    lines = stream_lines(api, f"/v1/agents/{agent_id}/messages/stream", user("Think hard."))
+    lines = silent_model_stream(api, fake_llm, "Worth the wait.", "messages/stream", user("Think hard."))
 
     first_data = next(index for index, line in enumerate(lines) if line.startswith("data: "))
     assert first_data >= 2
@@ -150,10 +157,9 @@ STREAM_ROUTES = pytest.mark.parametrize(
 def test_with_include_pings_a_silent_model_gets_ping_events_instead(
     api: httpx.Client, fake_llm: FakeLLMServer, route: str, streaming: dict[str, Any]
 ) -> None:
-    agent_id = new_agent(api, ANTHROPIC)
-    fake_llm.script(Reply(text="Pinged.", delay=SILENCE_SECONDS))
-
-    lines = stream_lines(api, f"/v1/agents/{agent_id}/{route}", user("Ping me.") | {"include_pings": True, **streaming})
+    lines = silent_model_stream(
+        api, fake_llm, "Pinged.", route, user("Ping me.") | {"include_pings": True, **streaming}
+    )
 
     frames = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
     pings = [f for f in frames if f["message_type"] == "ping"]
@@ -168,10 +174,8 @@ def test_with_include_pings_a_silent_model_gets_ping_events_instead(
 def test_the_stream_of_a_background_run_keeps_alive_too(
     api: httpx.Client, fake_llm: FakeLLMServer, route: str, streaming: dict[str, Any]
 ) -> None:
-    agent_id = new_agent(api, ANTHROPIC)
-    fake_llm.script(Reply(text="From the background.", delay=SILENCE_SECONDS))
-
-    lines = stream_lines(api, f"/v1/agents/{agent_id}/{route}", user("Go.") | {"background": True, **streaming})
+    body = user("Go.") | {"background": True, **streaming}
+    lines = silent_model_stream(api, fake_llm, "From the background.", route, body)
 
     assert lines[0] == ": keep-alive"
     frames = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: {")]

@@ -13,21 +13,14 @@ from agents.memory import archival
 from agents.memory import services as memory_services
 from agents.models import Agent, Block, Passage
 from tests.conftest import Cast
-from tests.factories import AgentFactory
+from tests.factories import keeper_agent
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def agent(cast: Cast) -> Agent:
-    return AgentFactory(
-        organization=cast.org_a,
-        name="keeper",
-        memory_blocks=[
-            {"label": "human", "value": "Name: Alice", "limit": 40},
-            {"label": "persona", "value": "A careful archivist.", "read_only": True},
-        ],
-    )
+    return keeper_agent(cast.org_a, human_limit=40)
 
 
 def block(agent: Agent, label: str) -> Block:

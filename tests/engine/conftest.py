@@ -9,13 +9,13 @@ from asgiref.sync import sync_to_async
 from agents.engine.collaborators import TurnCollaborators
 from agents.engine.context import ModelSettings
 from agents.engine.events import EngineEvent
-from agents.engine.inputs import TurnInput
+from agents.engine.inputs import TurnInput, UserInput
 from agents.engine.loop import start_turn
 from agents.engine.rules import ToolRules
 from agents.models import Agent, Message, Run
 from agents.runs.store import DjangoConversationStore
 from tests.factories import AgentFactory, OrganizationFactory
-from tests.fakes import RecordingToolRunner, ScriptedLLM
+from tests.fakes import RecordingToolRunner, ScriptedLLM, reply
 from tools.base import ToolContext, ToolSpec
 
 
@@ -75,6 +75,13 @@ class Harness:
         if extra_functions:
             self.runner.functions.update(extra_functions)
         return [event async for event in turn.events()]
+
+    async def ask_for_code(self, input_text: str = "hello") -> list[EngineEvent]:
+        """A turn that ends waiting on approval of one ``get_secret_code`` call, ``toolu_1``."""
+        return await self.turn(
+            [UserInput("code")],
+            [reply("ok", tool_calls=[("get_secret_code", {"input_text": input_text})], call_ids=["toolu_1"])],
+        )
 
     async def start(self, turn_input: TurnInput, script: list, *, stream_tokens: bool = False, max_steps: int = 10):
         run = await Run.objects.acreate(organization_id=self.agent.organization_id, agent=self.agent)

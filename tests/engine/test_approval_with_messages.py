@@ -19,19 +19,12 @@ def roles(events) -> list[str]:
     return [e.message.role for e in events if isinstance(e, MessageEvent)]
 
 
-async def ask_for_code(harness) -> None:
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "hello"})], call_ids=["toolu_1"])],
-    )
-
-
 def denial(reason: str = "User cancelled the approval") -> list[ApprovalItem | ToolReturnItem]:
     return [ApprovalItem(approve=False, tool_call_id="toolu_1", reason=reason)]
 
 
 async def test_a_denial_then_a_message_applies_the_denial_then_gives_the_model_the_message(harness):
-    await ask_for_code(harness)
+    await harness.ask_for_code()
 
     events = await harness.turn(
         ApprovalInput(approvals=denial(), follow_ups=(UserInput("hello again", otid="o-2"),)), [reply("Hi!")]
@@ -52,7 +45,7 @@ async def test_a_denial_then_a_message_applies_the_denial_then_gives_the_model_t
 
 
 async def test_an_approval_then_two_messages_runs_the_tool_and_keeps_both_messages(harness):
-    await ask_for_code(harness)
+    await harness.ask_for_code()
 
     events = await harness.turn(
         ApprovalInput(
@@ -68,7 +61,7 @@ async def test_an_approval_then_two_messages_runs_the_tool_and_keeps_both_messag
 
 
 async def test_a_resent_approval_already_applied_continues_with_its_messages(harness):
-    await ask_for_code(harness)
+    await harness.ask_for_code()
     await harness.turn(ApprovalInput(approvals=denial()), [reply("Understood.")])
 
     events = await harness.turn(
@@ -83,7 +76,7 @@ async def test_a_resent_approval_already_applied_continues_with_its_messages(har
 
 
 async def test_a_resent_approval_alone_runs_a_turn_on_lettas_keep_alive_text(harness):
-    await ask_for_code(harness)
+    await harness.ask_for_code()
     await harness.turn(ApprovalInput(approvals=denial()), [reply("Understood.")])
 
     events = await harness.turn(ApprovalInput(approvals=denial()), [reply("Still here.")])
@@ -94,7 +87,7 @@ async def test_a_resent_approval_alone_runs_a_turn_on_lettas_keep_alive_text(har
 
 
 async def test_an_approval_naming_other_calls_with_nothing_pending_is_still_refused(harness):
-    await ask_for_code(harness)
+    await harness.ask_for_code()
     await harness.turn(ApprovalInput(approvals=denial()), [reply("Understood.")])
 
     with pytest.raises(NoPendingApproval):
@@ -104,7 +97,7 @@ async def test_an_approval_naming_other_calls_with_nothing_pending_is_still_refu
 
 
 async def test_a_client_result_given_as_text_parts_reaches_the_model_as_its_text(harness):
-    await ask_for_code(harness)
+    await harness.ask_for_code()
 
     await harness.turn(
         ApprovalInput(

@@ -91,10 +91,7 @@ async def test_an_approval_with_nothing_pending_is_rejected(harness):
 
 
 async def test_approval_ids_that_do_not_match_name_expected_and_received(harness):
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "a"})], call_ids=["toolu_1"])],
-    )
+    await harness.ask_for_code("a")
 
     with pytest.raises(InvalidToolCallIds) as raised:
         await harness.start(ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="bad")]), [])
@@ -103,10 +100,7 @@ async def test_approval_ids_that_do_not_match_name_expected_and_received(harness
 
 
 async def test_approving_runs_the_tool_and_calls_the_model_again_with_its_result(harness):
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "hello"})], call_ids=["toolu_1"])],
-    )
+    await harness.ask_for_code()
 
     events = await harness.turn(
         ApprovalInput(
@@ -128,10 +122,7 @@ async def test_approving_runs_the_tool_and_calls_the_model_again_with_its_result
 
 
 async def test_denying_returns_an_error_with_the_reason_and_runs_nothing(harness):
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "hello"})], call_ids=["toolu_1"])],
-    )
+    await harness.ask_for_code()
 
     events = await harness.turn(
         ApprovalInput(approvals=[ApprovalItem(approve=False, tool_call_id="toolu_1", reason="no")]),
@@ -145,10 +136,7 @@ async def test_denying_returns_an_error_with_the_reason_and_runs_nothing(harness
 
 
 async def test_a_client_supplied_result_is_stored_as_given(harness):
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "hello"})], call_ids=["toolu_1"])],
-    )
+    await harness.ask_for_code()
 
     events = await harness.turn(
         ApprovalInput(
@@ -211,10 +199,7 @@ async def test_free_calls_run_and_the_model_reads_their_results(harness):
 
 
 async def test_a_model_error_after_approval_ends_with_invalid_llm_response_and_the_agent_still_works(harness):
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "hello"})], call_ids=["toolu_1"])],
-    )
+    await harness.ask_for_code()
 
     events = await harness.turn(
         ApprovalInput(approvals=[ApprovalItem(approve=True, tool_call_id="toolu_1")]),
@@ -396,10 +381,7 @@ async def test_streamed_tool_call_deltas_say_whether_they_await_approval(harness
 
 async def test_tool_rules_are_checked_again_when_an_approved_call_runs(harness):
     harness.rules = [{"type": "run_first", "tool_name": "roll_dice"}]
-    await harness.turn(
-        [UserInput("code")],
-        [reply("ok", tool_calls=[("get_secret_code", {"input_text": "a"})], call_ids=["toolu_1"])],
-    )
+    await harness.ask_for_code("a")
     assert [t.name for t in harness.llm.requests[0].tools] == ["roll_dice"]
 
     events = await harness.turn(

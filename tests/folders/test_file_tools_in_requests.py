@@ -77,6 +77,13 @@ def tool_result(body: dict[str, Any]) -> str:
     raise AssertionError("no tool result in the request")
 
 
+def result_of_one_call(agent: Agent, fake_llm: Any, call: tuple[str, dict[str, Any]], question: str) -> str:
+    """Ask ``question``; the model makes ``call``, then answers: the tool result the model was sent."""
+    fake_llm.script(Reply(tool_calls=[call]), Reply(text="Done."))
+    turn(agent, question)
+    return tool_result(fake_llm.requests[-1].body)
+
+
 def test_attaching_a_folder_attaches_the_file_tools_and_opens_its_files(
     api: APIClient, agent: Agent, folder: dict[str, Any]
 ) -> None:
@@ -153,11 +160,11 @@ def test_grep_files_answers_from_the_files_in_letta_format(
     api: APIClient, agent: Agent, folder: dict[str, Any], fake_llm: Any
 ) -> None:
     attach(api, agent, folder)
-    fake_llm.script(Reply(tool_calls=[("grep_files", {"pattern": "marmalade|pelican"})]), Reply(text="Found it."))
 
-    turn(agent, "what is the codename?")
+    result = result_of_one_call(
+        agent, fake_llm, ("grep_files", {"pattern": "marmalade|pelican"}), "what is the codename?"
+    )
 
-    result = tool_result(fake_llm.requests[-1].body)
     assert result.startswith("Found 2 total matches across 2 files (showing matches 1-2 of 2)\n" + "=" * 80)
     assert "  - docs/guide.pdf: 1 matches\n  - docs/notes.md: 1 matches" in result
     assert (
@@ -187,11 +194,9 @@ def test_semantic_search_files_finds_the_passage_by_meaning(
     api: APIClient, agent: Agent, folder: dict[str, Any], fake_llm: Any
 ) -> None:
     attach(api, agent, folder)
-    fake_llm.script(Reply(tool_calls=[("semantic_search_files", {"query": "database port"})]), Reply(text="5433."))
 
-    turn(agent, "which port?")
+    result = result_of_one_call(agent, fake_llm, ("semantic_search_files", {"query": "database port"}), "which port?")
 
-    result = tool_result(fake_llm.requests[-1].body)
     header = result.splitlines()[0]
     assert header.startswith("Found ") and header.endswith("for query: 'database port'")
     assert result.splitlines()[1] == "=" * len(header)

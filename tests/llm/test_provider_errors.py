@@ -75,15 +75,6 @@ async def test_a_rate_limit_carries_the_retry_after_header(
     assert raised.value.status_code == 429
 
 
-async def test_an_empty_completion_says_so(
-    fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient, stream: bool
-) -> None:
-    fake_llm.script(Fault.empty_completion())
-
-    with pytest.raises(LLMInvalidResponse, match="returned an empty completion"):
-        await collect(vendor_client, make_request("Hi"), stream=stream)
-
-
 async def test_a_stream_without_terminal_event_or_content_is_invalid(
     fake_llm: FakeLLMServer, vendor_client: AnthropicClient | OpenAIClient
 ) -> None:
@@ -114,14 +105,15 @@ async def test_a_stream_without_terminal_event_but_with_content_counts_as_finish
             "reached the output limit with nothing written",
         ),
         (Reply(text=" \n "), False, "returned an empty completion"),
+        (Fault.empty_completion(), False, "returned an empty completion"),
     ],
-    ids=["nothing", "reasoning-only", "blank-text"],
+    ids=["nothing", "reasoning-only", "blank-text", "empty-completion"],
 )
-async def test_an_answer_with_nothing_written_is_invalid(
+async def test_an_answer_with_nothing_written_is_invalid_and_says_why(
     fake_llm: FakeLLMServer,
     vendor_client: AnthropicClient | OpenAIClient,
     stream: bool,
-    reply: Reply,
+    reply: Reply | Fault,
     thinking: bool,
     message: str,
 ) -> None:

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.mcp_servers.conftest import screenshots
 
@@ -24,6 +24,23 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.browser, pytest.mark.live_server, pytest.mark.timeout(240)]
 
 
+def add_server(page: Page, name: str, url: str, *, token: str = "") -> None:
+    """Add an MCP server on the MCP servers page, as an owner fills the form in."""
+    page.goto("/mcp-servers/")
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("URL").fill(url)
+    if token:
+        page.get_by_label("Bearer token").fill(token)
+    page.get_by_role("button", name="Add and list its tools").click()
+
+
+def attach(page: Page, row: Locator, agent_name: str) -> None:
+    """Attach the tool of a row of a server's tools table to the agent named ``agent_name``."""
+    row.get_by_role("combobox").select_option(label=agent_name)
+    row.get_by_role("button", name=re.compile("^Attach")).click()
+    expect(page.get_by_role("status").filter(has_text="Attached")).to_be_visible(timeout=20_000)
+
+
 def send(page: Page, text: str) -> None:
     box = page.get_by_role("textbox", name=re.compile("^Message to"))
     box.fill(text)
@@ -34,11 +51,7 @@ def test_an_owner_adds_an_mcp_server_attaches_its_tools_and_the_agent_calls_them
     page: Page, server: ChatServer, mcp_server: Callable[..., RunningServer]
 ) -> None:
     agent_id = server.new_agent("mcp-agent", tools=())
-    page.goto("/mcp-servers/")
-    page.get_by_label("Name").fill("weather")
-    page.get_by_label("URL").fill(mcp_server("tools").url)
-    page.get_by_label("Bearer token").fill("sk-browser-token-0001")
-    page.get_by_role("button", name="Add and list its tools").click()
+    add_server(page, "weather", mcp_server("tools").url, token="sk-browser-token-0001")
 
     expect(page.get_by_role("status").filter(has_text="Added weather")).to_be_visible()
     table = page.get_by_role("table", name="Tools of weather")
@@ -52,9 +65,7 @@ def test_an_owner_adds_an_mcp_server_attaches_its_tools_and_the_agent_calls_them
     screenshots(page, "mcp-servers")
 
     for row in (weather, destructive):
-        row.get_by_role("combobox").select_option(label="mcp-agent")
-        row.get_by_role("button", name=re.compile("^Attach")).click()
-        expect(page.get_by_role("status").filter(has_text="Attached")).to_be_visible()
+        attach(page, row, "mcp-agent")
 
     page.goto(f"/agents/{agent_id}/")
     expect(page.locator("#connection")).to_have_text("Live")
@@ -73,10 +84,7 @@ def test_an_owner_connects_an_oauth_server_in_the_browser_and_the_agent_calls_it
     page: Page, server: ChatServer, mcp_server: Callable[..., RunningServer]
 ) -> None:
     agent_id = server.new_agent("notes-agent", tools=())
-    page.goto("/mcp-servers/")
-    page.get_by_label("Name").fill("notes")
-    page.get_by_label("URL").fill(mcp_server("oauth").url)
-    page.get_by_role("button", name="Add and list its tools").click()
+    add_server(page, "notes", mcp_server("oauth").url)
     expect(page.get_by_role("status").filter(has_text="requires authorization (HTTP 401)").first).to_be_visible(
         timeout=20_000
     )
@@ -91,9 +99,7 @@ def test_an_owner_connects_an_oauth_server_in_the_browser_and_the_agent_calls_it
     expect(card).to_contain_text("connected with OAuth", timeout=20_000)
     row = page.get_by_role("table", name="Tools of notes").get_by_role("row").filter(has_text="private_notes")
     screenshots(page, "mcp-oauth-connected")
-    row.get_by_role("combobox").select_option(label="notes-agent")
-    row.get_by_role("button", name=re.compile("^Attach")).click()
-    expect(page.get_by_role("status").filter(has_text="Attached")).to_be_visible(timeout=20_000)
+    attach(page, row, "notes-agent")
 
     page.goto(f"/agents/{agent_id}/")
     expect(page.locator("#connection")).to_have_text("Live")

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agents import services
+from tests.factories import McpToolFactory
 from tests.mcp_servers.conftest import add_server
-from tools.models import Tool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,12 +35,10 @@ def test_a_tool_naming_another_orgs_server_cannot_reach_it(
     charlie_api: APIClient, cast: Cast, mcp_server: Callable[..., RunningServer]
 ) -> None:
     add_server(cast.org_a, mcp_server("tools").url, "alices")
-    forged = Tool.objects.create(
+    forged = McpToolFactory(
         organization=cast.org_b,
         name="lookup_weather",
-        kind="mcp",
-        tool_type="external_mcp",
-        tags=["mcp:alices"],
+        server="alices",
         json_schema={
             "name": "lookup_weather",
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},

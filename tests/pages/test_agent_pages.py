@@ -11,17 +11,6 @@ from tools.models import AgentTool
 pytestmark = pytest.mark.django_db
 
 
-def test_it_lists_only_the_agents_of_the_current_organization(client, cast):
-    AgentFactory(organization=cast.org_a, name="Research helper")
-    AgentFactory(organization=cast.org_b, name="Globex secret agent")
-    client.force_login(cast.bob)
-
-    content = client.get(reverse("agents:list")).content.decode()
-
-    assert "Research helper" in content
-    assert "Globex secret agent" not in content
-
-
 def test_it_searches_agents_by_name(client, cast):
     AgentFactory(organization=cast.org_a, name="Research helper")
     AgentFactory(organization=cast.org_a, name="Support bot")

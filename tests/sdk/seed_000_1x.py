@@ -71,6 +71,22 @@ def roll_dice_tool(num_sides: int) -> str:
     return str(random.randint(1, num_sides))
 
 
+def approval_agent_fields(tool_ids: list[str], model: str | None = None) -> dict[str, Any]:
+    """The ``agents.create`` arguments of the seed's ``agent`` fixture (the same in 0.1.324 and 1.x);
+    ``model`` in place of the seed's Anthropic model."""
+    return {
+        "name": "approval_test_agent",
+        "agent_type": "letta_v1_agent",
+        "include_base_tools": False,
+        "tool_ids": tool_ids,
+        "include_base_tool_rules": False,
+        "tool_rules": [],
+        "model": model or "anthropic/claude-sonnet-4-5-20250929",
+        "embedding": "openai/text-embedding-3-small",
+        "tags": ["approval_test"],
+    }
+
+
 def check(condition: bool, message: str = "") -> None:
     if not condition:
         raise AssertionError(message)
@@ -109,6 +125,11 @@ def tool_item(tool_call_id: str) -> dict[str, Any]:
     return {"type": "tool", "tool_call_id": tool_call_id, "tool_return": SECRET_CODE, "status": "success"}
 
 
+def acceptance(tool_call_id: str) -> list[Any]:
+    """The seed's approval of one call."""
+    return approval([approve_item(tool_call_id)])
+
+
 def denial(tool_call_id: str) -> list[Any]:
     """The seed's denial of one call, with its reason."""
     return approval([deny_item(tool_call_id)], approve=True, reason=DENIAL_REASON)
@@ -130,17 +151,7 @@ class Seed:
         )
         dice_tool = self.client.tools.upsert_from_function(func=roll_dice_tool)
         self.approval_tool = approval_tool
-        agent = self.client.agents.create(
-            name="approval_test_agent",
-            agent_type="letta_v1_agent",
-            include_base_tools=False,
-            tool_ids=[approval_tool.id, dice_tool.id],
-            include_base_tool_rules=False,
-            tool_rules=[],
-            model=ctx.model or "anthropic/claude-sonnet-4-5-20250929",
-            embedding="openai/text-embedding-3-small",
-            tags=["approval_test"],
-        )
+        agent = self.client.agents.create(**approval_agent_fields([approval_tool.id, dice_tool.id], ctx.model))
         self.agent = self.client.agents.update(
             agent.id, llm_config=dict(agent.llm_config.model_dump(), parallel_tool_calls=True)
         )
@@ -163,7 +174,7 @@ class Seed:
         return self.send(USER_MESSAGE_TEST_APPROVAL).messages[2].tool_call.tool_call_id
 
     def approve_tool_call(self, tool_call_id: str) -> None:
-        self.send(approval([approve_item(tool_call_id)]))
+        self.send(acceptance(tool_call_id))
 
     def raises(self, text: str, messages: list[Any]) -> None:
         from letta_client import APIStatusError  # 1.x only: this module is also imported for its flow names
@@ -220,7 +231,7 @@ def seed_invoke_approval_request_stream(ctx: Any) -> None:
 def seed_invoke_tool_after_turning_off_requires_approval(ctx: Any) -> None:
     seed = Seed(ctx)
     tool_call_id = seed.pending_tool_call()
-    seed.stream(approval([approve_item(tool_call_id)]), stream_tokens=True)
+    seed.stream(acceptance(tool_call_id), stream_tokens=True)
     seed.client.agents.tools.update_approval(
         seed.approval_tool.name, agent_id=seed.agent.id, body_requires_approval=False
     )
@@ -240,7 +251,7 @@ def seed_invoke_tool_after_turning_off_requires_approval(ctx: Any) -> None:
 def seed_approve_tool_call_request(ctx: Any) -> None:
     seed = Seed(ctx)
     tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(approval([approve_item(tool_call_id)]), stream_tokens=True)
+    messages = seed.stream(acceptance(tool_call_id), stream_tokens=True)
     check(len(messages) in (3, 5, 6), types(messages))
     check(messages[0].message_type == "tool_return_message" and messages[0].tool_call_id == tool_call_id)
     check(messages[0].status == "success")
@@ -273,11 +284,15 @@ def seed_approve_cursor_fetch(ctx: Any) -> None:
         check(types(messages)[2:] == ["reasoning_message", "assistant_message"])
 
 
-def seed_approve_with_context_check(ctx: Any) -> None:
+def _answer_streams_to_the_end(ctx: Any, answer: Callable[[str], list[Any]]) -> None:
+    """The seed's context checks: the streamed answer to the pending call ends with its stop reason and usage."""
     seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(approval([approve_item(tool_call_id)]), stream_tokens=True)
-    check(messages[-2:] and types(messages)[-2:] == ["stop_reason", "usage_statistics"], types(messages))
+    messages = seed.stream(answer(seed.pending_tool_call()), stream_tokens=True)
+    check(types(messages)[-2:] == ["stop_reason", "usage_statistics"], types(messages))
+
+
+def seed_approve_with_context_check(ctx: Any) -> None:
+    _answer_streams_to_the_end(ctx, acceptance)
 
 
 def _follow_up_is_answered(seed: Seed, *, tool_call_allowed: bool = False, **options: Any) -> None:
@@ -289,37 +304,50 @@ def _follow_up_is_answered(seed: Seed, *, tool_call_allowed: bool = False, **opt
         check(types(messages)[1:] == ["assistant_message", "stop_reason", "usage_statistics"], types(messages))
 
 
+def _answered_then_followed_up(
+    ctx: Any, answer: Callable[[str], list[Any]], *, tool_call_allowed: bool = False
+) -> None:
+    seed = Seed(ctx)
+    seed.send(answer(seed.pending_tool_call()))
+    _follow_up_is_answered(seed, tool_call_allowed=tool_call_allowed, stream_tokens=True)
+
+
 def seed_approve_and_follow_up(ctx: Any) -> None:
+    _answered_then_followed_up(ctx, acceptance, tool_call_allowed=True)
+
+
+def _error_then_not_bricked(ctx: Any, answer: Callable[[str], list[Any]], *, tool_call_allowed: bool = False) -> None:
+    """The model fails on the answer to the pending call; the agent still answers a follow-up."""
     seed = Seed(ctx)
     tool_call_id = seed.pending_tool_call()
-    seed.send(approval([approve_item(tool_call_id)]))
-    _follow_up_is_answered(seed, tool_call_allowed=True, stream_tokens=True)
-
-
-def _error_then_not_bricked(seed: Seed, answer: list[Any], *, tool_call_allowed: bool = False) -> None:
-    seed.ctx.script_llm(MODEL_FAILS)
-    messages = seed.stream(answer, stream_tokens=True)
+    ctx.script_llm(MODEL_FAILS)
+    messages = seed.stream(answer(tool_call_id), stream_tokens=True)
     stop_reason = next(m for m in messages if m.message_type == "stop_reason")
     check(stop_reason.stop_reason == "invalid_llm_response", stop_reason.stop_reason)
     _follow_up_is_answered(seed, tool_call_allowed=tool_call_allowed)
 
 
 def seed_approve_and_follow_up_with_error(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    _error_then_not_bricked(seed, approval([approve_item(tool_call_id)]), tool_call_allowed=True)
+    _error_then_not_bricked(ctx, acceptance, tool_call_allowed=True)
 
 
-def seed_deny_tool_call_request(ctx: Any) -> None:
+def _answered_in_one_stream(ctx: Any, answer: Callable[[str], list[Any]]) -> list[Any]:
+    """The seed's checks of the stream ``answer``ing the pending call; the stream's messages."""
     seed = Seed(ctx)
     tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(denial(tool_call_id))
+    messages = seed.stream(answer(tool_call_id))
     check(
         types(messages)
         == ["tool_return_message", "reasoning_message", "assistant_message", "stop_reason", "usage_statistics"],
         types(messages),
     )
-    check(messages[0].tool_call_id == tool_call_id and messages[0].status == "error")
+    check(messages[0].tool_call_id == tool_call_id, messages[0].tool_call_id)
+    return messages
+
+
+def seed_deny_tool_call_request(ctx: Any) -> None:
+    messages = _answered_in_one_stream(ctx, denial)
+    check(messages[0].status == "error")
     check(SECRET_CODE in messages[2].content)
 
 
@@ -352,37 +380,22 @@ def seed_deny_cursor_fetch(ctx: Any) -> None:
 
 
 def seed_deny_with_context_check(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(
-        approval([deny_item(tool_call_id, CANCEL_REASON)], approve=True, reason=CANCEL_REASON), stream_tokens=True
+    _answer_streams_to_the_end(
+        ctx, lambda call: approval([deny_item(call, CANCEL_REASON)], approve=True, reason=CANCEL_REASON)
     )
-    check(types(messages)[-2:] == ["stop_reason", "usage_statistics"], types(messages))
 
 
 def seed_deny_and_follow_up(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    seed.send(denial(tool_call_id))
-    _follow_up_is_answered(seed, stream_tokens=True)
+    _answered_then_followed_up(ctx, denial)
 
 
 def seed_deny_and_follow_up_with_error(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    _error_then_not_bricked(seed, denial(tool_call_id))
+    _error_then_not_bricked(ctx, denial)
 
 
 def seed_client_side_tool_call_request(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(client_return(tool_call_id))
-    check(
-        types(messages)
-        == ["tool_return_message", "reasoning_message", "assistant_message", "stop_reason", "usage_statistics"],
-        types(messages),
-    )
-    check(messages[0].tool_call_id == tool_call_id and messages[0].status == "success")
+    messages = _answered_in_one_stream(ctx, client_return)
+    check(messages[0].status == "success")
     check(messages[0].tool_return == SECRET_CODE and SECRET_CODE in messages[2].content)
 
 
@@ -398,23 +411,15 @@ def seed_client_side_tool_call_cursor_fetch(ctx: Any) -> None:
 
 
 def seed_client_side_tool_call_with_context_check(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    messages = seed.stream(approval([tool_item(tool_call_id)], approve=True, reason=CANCEL_REASON), stream_tokens=True)
-    check(types(messages)[-2:] == ["stop_reason", "usage_statistics"], types(messages))
+    _answer_streams_to_the_end(ctx, lambda call: approval([tool_item(call)], approve=True, reason=CANCEL_REASON))
 
 
 def seed_client_side_tool_call_and_follow_up(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    seed.send(client_return(tool_call_id))
-    _follow_up_is_answered(seed, stream_tokens=True)
+    _answered_then_followed_up(ctx, client_return)
 
 
 def seed_client_side_tool_call_and_follow_up_with_error(ctx: Any) -> None:
-    seed = Seed(ctx)
-    tool_call_id = seed.pending_tool_call()
-    _error_then_not_bricked(seed, client_return(tool_call_id))
+    _error_then_not_bricked(ctx, client_return)
 
 
 def seed_parallel_tool_calling(ctx: Any) -> None:
