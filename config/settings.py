@@ -206,6 +206,8 @@ if REDIS_URL:
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
+            # Several deployments (or test workers) can share one Redis database with prefixes of their own.
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default=""),
             "OPTIONS": {"pool_class": "config.cache.SharedConnectionPool"},  # not one per request thread
         }
     }

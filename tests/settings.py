@@ -4,6 +4,9 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production-" + "x" * 32)
 os.environ.setdefault("FIELD_ENCRYPTION_KEY", "test-field-encryption-key-" + "f" * 32)
+# pytest-xdist's workers share one Redis database: each keeps its cache keys (the API keys' access
+# generation, throttle counters) apart, and the live servers it starts inherit its prefix.
+os.environ.setdefault("CACHE_KEY_PREFIX", "test-" + os.environ.get("PYTEST_XDIST_WORKER", "main"))
 
 from config.settings import *  # noqa: F403
 
