@@ -8,7 +8,7 @@ tasks and admin pages reach its rows.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypedDict, Unpack, cast
 
 from django.conf import settings
 from django.db import models
@@ -81,16 +81,27 @@ class AuthoredModel(models.Model):
 Order = Literal["asc", "desc"]
 
 
+class Cursor(TypedDict, total=False):
+    """Which page of a list: rows ``after`` / ``before`` a row (its public id), at most ``limit``, in ``order``.
+
+    A list route reads the four once (``OrgScopedAPIView.cursor``); a selector takes them as
+    ``**cursor`` and hands them on to ``page``, with its own defaults where a key is missing:
+    ``page(rows, Block, **(Cursor(limit=100, order="asc") | cursor))``. ``page``'s own: 50, newest first.
+    """
+
+    after: str | None
+    before: str | None
+    limit: int
+    order: Order
+
+
 def page(
     rows: QuerySet[Any],
     model: type[PublicIdModel],
     *,
-    after: str | None,
-    before: str | None,
-    limit: int,
-    order: Order,
     fields: tuple[str, str] = ("created_at", "pk"),
     cursor_field: str = "pk",
+    **cursor: Unpack[Cursor],
 ) -> list[Any]:
     """One page of ``rows`` ordered by ``fields`` (creation time, then id); ``after``/``before`` follow that order.
 
@@ -99,15 +110,17 @@ def page(
     ``before`` alone answers the ``limit`` rows nearest the cursor (still in ``order``),
     so a client paging backwards with ``before=<first id>`` skips nothing.
     """
-    descending = order == "desc"
+    after, before = cursor.get("after"), cursor.get("before")
+    limit = cursor.get("limit", 50)
+    descending = cursor.get("order", "desc") == "desc"
     first, second = fields
-    for cursor, later in ((after, True), (before, False)):
-        if not cursor:
+    for public_id, later in ((after, True), (before, False)):
+        if not public_id:
             continue
-        pk = model.parse_public_id(cursor)
+        pk = model.parse_public_id(public_id)
         anchor = rows.filter(**{cursor_field: pk}).values_list(first, second).first() if pk else None
         if anchor is None:
-            raise NotFound(f"{model.__name__} {cursor} not found")
+            raise NotFound(f"{model.__name__} {public_id} not found")
         value, tiebreak = anchor
         newer = Q(**{f"{first}__gt": value}) | Q(**{first: value, f"{second}__gt": tiebreak})
         older = Q(**{f"{first}__lt": value}) | Q(**{first: value, f"{second}__lt": tiebreak})

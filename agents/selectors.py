@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 
 from accounts.pages import or_404
-from accounts.scoping import Order, page
+from accounts.scoping import Cursor, Order, page
 from agents.engine import approvals as approval_rules
 from agents.errors import NotFound
 from agents.models import Agent, Block, Conversation, Message, MessageRole, Run
@@ -198,14 +198,11 @@ def agent_list(
     *,
     organization: Organization | None,
     filters: AgentFilters = NO_FILTERS,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 50,
-    order: Order = "desc",
+    **cursor: Unpack[Cursor],
 ) -> list[Agent]:
     """The organization's agents, newest first by default, with their tools prefetched."""
     agents = _filtered(organization, filters)
-    return page(_with_tools(agents), Agent, after=after, before=before, limit=limit, order=order)
+    return page(_with_tools(agents), Agent, **cursor)
 
 
 def agent_count(*, organization: Organization | None, filters: AgentFilters = NO_FILTERS) -> int:
@@ -244,19 +241,13 @@ def agent_tool_rows(agent: Agent) -> list[AgentTool]:
     return rows
 
 
-def agent_tool_list(
-    *,
-    agent: Agent,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int | None = None,
-    order: Order = "asc",
-) -> list[Tool]:
-    """The tools attached to ``agent``, in attachment order; cursors are tool ids."""
+def agent_tool_list(*, agent: Agent, **cursor: Unpack[Cursor]) -> list[Tool]:
+    """The tools attached to ``agent``, in attachment order; cursors are tool ids (all of them without
+    a ``limit`` or a cursor; else 1000 at most, oldest first by default)."""
     rows = AgentTool.objects.filter(agent=agent).select_related("tool")
-    if limit is None and not after and not before:
+    if cursor.get("limit") is None and not cursor.get("after") and not cursor.get("before"):
         return [row.tool for row in rows.order_by("created_at", "tool__name")]
-    attached = page(rows, Tool, after=after, before=before, limit=limit or 1000, order=order, cursor_field="tool__pk")
+    attached = page(rows, Tool, cursor_field="tool__pk", **(Cursor(limit=1000, order="asc") | cursor))
     return [row.tool for row in attached]
 
 
@@ -291,10 +282,7 @@ def organization_message_list(
     *,
     organization: Organization | None,
     conversation_id: str | None = None,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 100,
-    order: Order = "desc",
+    **cursor: Unpack[Cursor],
 ) -> list[Message]:
     """A page of the rows of all the organization's agents (system rows aside), in chronological order.
 
@@ -307,5 +295,6 @@ def organization_message_list(
         if conversation_pk is None:
             return []
         rows = rows.filter(conversation_id=conversation_pk)
-    found = page(rows, Message, after=after, before=before, limit=limit, order=order)
-    return list(reversed(found)) if order == "desc" else found
+    cursor = Cursor(limit=100, order="desc") | cursor
+    found = page(rows, Message, **cursor)
+    return list(reversed(found)) if cursor["order"] == "desc" else found

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from django.db.models import QuerySet, Sum
 
-from accounts.scoping import Order, page
+from accounts.scoping import Cursor, Order, page
 from core.errors import NotFound
 from folders.models import FileAgent, FileChunk, FileMetadata, Folder
 from folders.wire import FileSize, FolderMetadata, FoldersMetadata
@@ -35,15 +35,12 @@ def folder_list(
     *,
     organization: Organization | None,
     name: str | None,
-    after: str | None,
-    before: str | None,
-    limit: int,
-    order: Order,
+    **cursor: Unpack[Cursor],
 ) -> list[Folder]:
     rows = Folder.objects.for_org(organization)
     if name:
         rows = rows.filter(name=name)
-    return page(rows, Folder, after=after, before=before, limit=limit, order=order)
+    return page(rows, Folder, **cursor)
 
 
 def folder_count(*, organization: Organization | None) -> int:
@@ -67,8 +64,8 @@ def folder_files(folder: Folder) -> OrgScopedQuerySet:
     return FileMetadata.objects.for_org(folder.organization_id).filter(folder=folder).select_related("folder")
 
 
-def file_list(*, folder: Folder, after: str | None, before: str | None, limit: int, order: Order) -> list[FileMetadata]:
-    return page(folder_files(folder), FileMetadata, after=after, before=before, limit=limit, order=order)
+def file_list(*, folder: Folder, **cursor: Unpack[Cursor]) -> list[FileMetadata]:
+    return page(folder_files(folder), FileMetadata, **cursor)
 
 
 def organization_bytes(organization_id: Any) -> int:
@@ -81,9 +78,9 @@ def agent_folders(agent: Agent) -> QuerySet[Folder]:
     return Folder.objects.for_org(agent.organization_id).filter(agent_links__agent=agent)
 
 
-def agent_folder_list(*, agent: Agent, after: str | None, before: str | None, limit: int, order: Order) -> list[Folder]:
+def agent_folder_list(*, agent: Agent, **cursor: Unpack[Cursor]) -> list[Folder]:
     """One page of the agent's folders (the 1.x pager asks again with ``after`` until a page comes back empty)."""
-    return page(agent_folders(agent), Folder, after=after, before=before, limit=limit, order=order)
+    return page(agent_folders(agent), Folder, **cursor)
 
 
 def folder_agent_ids(folder: Folder) -> list[str]:

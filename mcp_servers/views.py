@@ -80,13 +80,13 @@ def server_list(request: OrganizationHttpRequest) -> HttpResponse:
             return redirect("mcp_servers:list")
     elif request.method == "POST":
         status = 400
-    servers = [
+    cards = [
         (server, list(selectors.server_tools(server)), oauth.authorized_session(server=server, user=request.user))
         for server in selectors.server_list(organization=request.organization)
     ]
     context = {
         "form": form,
-        "servers": servers,
+        "cards": cards,
         "agents": agent_selectors.agent_list(organization=request.organization, limit=200),
     }
     return render(request, "mcp_servers/list.html", context, status=status)

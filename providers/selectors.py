@@ -9,7 +9,7 @@ unavailable provider after the others; the offline demo model always last.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from accounts.scoping import page
 from providers.endpoints import base_endpoint, base_endpoints, byok_endpoint
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from accounts.models import Organization
-    from accounts.scoping import Order
+    from accounts.scoping import Cursor
     from providers.endpoints import Endpoint
 
 DEMO_MODEL = "echo-1"
@@ -95,10 +95,7 @@ def provider_list(
     organization: Organization | None,
     name: str | None = None,
     provider_type: str | None = None,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 50,
-    order: Order = "desc",
+    **cursor: Unpack[Cursor],
 ) -> list[Provider]:
     """The organization's own providers (never the server's), newest first by default."""
     rows = Provider.objects.for_org(organization).byok()
@@ -106,7 +103,7 @@ def provider_list(
         rows = rows.filter(name=name)
     if provider_type:
         rows = rows.filter(provider_type=provider_type)
-    return page(rows, Provider, after=after, before=before, limit=limit, order=order)
+    return page(rows, Provider, **cursor)
 
 
 def provider_get(*, organization: Organization | None, provider_id: str) -> Provider:
@@ -249,20 +246,22 @@ def _models(organization: Organization | None, kind: str) -> list[ListedModel]:
     return [_listed(providers[row.provider_id], row) for row in rows]
 
 
-def model_list(
-    *,
-    organization: Organization | None,
-    categories: tuple[str, ...] = (),
-    provider_name: str | None = None,
-    provider_type: str | None = None,
-) -> list[ListedModel]:
+class ModelFilters(TypedDict, total=False):
+    """Letta's filters of ``GET /v1/models``: any of ``categories`` (``base``, ``byok``), a provider name or type."""
+
+    categories: tuple[str, ...]
+    provider_name: str | None
+    provider_type: str | None
+
+
+def model_list(*, organization: Organization | None, **filters: Unpack[ModelFilters]) -> list[ListedModel]:
     """The chat models ``organization`` can use, as last discovered, with Letta's filters; the demo model last."""
     listed = [*_models(organization, ModelKind.LLM), DEMO_LLM]
-    if categories:
+    if categories := filters.get("categories"):
         listed = [model for model in listed if model.provider_category in categories]
-    if provider_name:
+    if provider_name := filters.get("provider_name"):
         listed = [model for model in listed if model.provider_name == provider_name]
-    if provider_type:
+    if provider_type := filters.get("provider_type"):
         listed = [model for model in listed if model.provider_type == provider_type]
     return sorted(listed, key=_sort_key)
 

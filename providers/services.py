@@ -13,7 +13,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -30,7 +30,7 @@ from providers.types import DEMO, SPECS, ProviderCategory
 if TYPE_CHECKING:
     from accounts.models import Organization
     from providers.endpoints import Endpoint
-    from providers.selectors import ListedModel
+    from providers.selectors import ListedModel, ModelFilters
 
 logger = logging.getLogger(__name__)
 
@@ -335,18 +335,10 @@ def providers_refresh_all() -> int:
     return len(providers)
 
 
-def model_list_fresh(
-    *,
-    organization: Organization | None,
-    categories: tuple[str, ...] = (),
-    provider_name: str | None = None,
-    provider_type: str | None = None,
-) -> list[ListedModel]:
-    """The chat models ``organization`` can use, its stale providers refreshed first."""
+def model_list_fresh(*, organization: Organization | None, **filters: Unpack[ModelFilters]) -> list[ListedModel]:
+    """The chat models ``organization`` can use (``selectors.model_list``), its stale providers refreshed first."""
     providers_refresh_stale(organization=organization)
-    return selectors.model_list(
-        organization=organization, categories=categories, provider_name=provider_name, provider_type=provider_type
-    )
+    return selectors.model_list(organization=organization, **filters)
 
 
 def embedding_model_list_fresh(*, organization: Organization | None) -> list[ListedModel]:

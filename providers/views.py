@@ -76,7 +76,7 @@ def provider_list(request: OrganizationHttpRequest) -> HttpResponse:
         status = 400
     context = {
         "form": form,
-        "providers": selectors.providers_for_page(organization=request.organization),
+        "cards": selectors.providers_for_page(organization=request.organization),
         "server_providers": base_endpoints(),
     }
     return render(request, "providers/list.html", context, status=status)

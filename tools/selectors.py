@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from accounts.scoping import Order, page
+from accounts.scoping import page
 from tools.models import Tool
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
     from accounts.models import Organization
+    from accounts.scoping import Cursor
 
 
 def tool_get(*, organization: Organization | None, tool_id: str) -> Tool:
@@ -41,14 +42,11 @@ def tool_list(
     *,
     organization: Organization | None,
     filters: ToolFilters = NO_FILTERS,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 50,
-    order: Order = "desc",
+    **cursor: Unpack[Cursor],
 ) -> list[Tool]:
     """The organization's tools, newest first by default, with Letta's filters."""
     tools = _filtered(organization, filters)
-    return page(tools, Tool, after=after, before=before, limit=limit, order=order)
+    return page(tools, Tool, **cursor)
 
 
 def tool_count(

@@ -9,11 +9,11 @@ malformed id, is ``NotFound`` (404), for reads, writes and attachments alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Unpack
 
 from django.db import IntegrityError, transaction
 
-from accounts.scoping import page
+from accounts.scoping import Cursor, Order, page
 from agents.errors import NotFound
 from agents.llm.agent_settings import validate_embedding_handle
 from agents.llm.handles import DEFAULT_EMBEDDING_HANDLE
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from accounts.scoping import OrgScopedQuerySet
 
 OWN_ARCHIVE_DESCRIPTION = "Default archive created automatically"
-Order = Literal["asc", "desc"]
 
 
 # --- reads ---------------------------------------------------------------------------------
@@ -44,10 +43,7 @@ def archive_list(
     organization: Organization | None,
     name: str | None = None,
     agent: Agent | None = None,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 50,
-    order: Order = "desc",
+    **cursor: Unpack[Cursor],
 ) -> list[Archive]:
     """The organization's archives (by exact ``name``, or attached to ``agent``), newest first by default."""
     rows = Archive.objects.for_org(organization)
@@ -55,7 +51,7 @@ def archive_list(
         rows = rows.filter(name=name)
     if agent is not None:
         rows = rows.filter(agent_archives__agent=agent)
-    return page(rows, Archive, after=after, before=before, limit=limit, order=order)
+    return page(rows, Archive, **cursor)
 
 
 def archive_agent_list(*, archive: Archive, limit: int = 50, order: Order = "desc") -> list[Agent]:
@@ -65,7 +61,7 @@ def archive_agent_list(*, archive: Archive, limit: int = 50, order: Order = "des
         .filter(agent_archives__archive=archive)
         .prefetch_related("agent_tools__tool", "agent_blocks__block")
     )
-    return page(rows, Agent, after=None, before=None, limit=limit, order=order)
+    return page(rows, Agent, limit=limit, order=order)
 
 
 def agent_passages(agent: Agent | Any) -> OrgScopedQuerySet:

@@ -6,21 +6,19 @@ Another organization's id, an unknown label, or a malformed id is ``NotFound`` (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Unpack
 
 from django.db import connection
 from django.db.models import BooleanField, Count, Q
 from django.db.models.expressions import RawSQL
 
-from accounts.scoping import page
+from accounts.scoping import Cursor, page
 from agents.errors import NotFound
 from agents.memory.archives import agent_passages
 from agents.models import Agent, AgentBlock, Block, Passage
 
 if TYPE_CHECKING:
     from accounts.models import Organization
-
-Order = Literal["asc", "desc"]
 
 
 def has_tag(model: type[Block] | type[Passage], tag: str) -> Q:
@@ -64,19 +62,12 @@ def agent_block_get(*, agent: Agent, label: str) -> Block:
     return link.block
 
 
-def agent_block_list(
-    *,
-    agent: Agent,
-    after: str | None = None,
-    before: str | None = None,
-    limit: int | None = None,
-    order: Order | None = None,
-) -> list[Block]:
+def agent_block_list(*, agent: Agent, **cursor: Unpack[Cursor]) -> list[Block]:
     """The agent's blocks: in prompt order, or paged by creation time when the caller pages or orders (1.x)."""
-    if after is None and before is None and limit is None and order is None:
+    if all(value is None for value in cursor.values()):
         return agent_blocks(agent)
     rows = Block.objects.filter(agent_blocks__agent=agent)
-    return page(rows, Block, after=after, before=before, limit=limit or 100, order=order or "asc")
+    return page(rows, Block, **(Cursor(limit=100, order="asc") | cursor))
 
 
 def block_list(
@@ -91,10 +82,7 @@ def block_list(
     connected_to_agents_count_gt: int | None = None,
     connected_to_agents_count_lt: int | None = None,
     connected_to_agents_count_eq: Sequence[int] = (),
-    after: str | None = None,
-    before: str | None = None,
-    limit: int = 100,
-    order: Order = "asc",
+    **cursor: Unpack[Cursor],
 ) -> list[Block]:
     """The organization's blocks, filtered as Letta's ``GET /v1/blocks/`` does."""
     rows = Block.objects.for_org(organization)
@@ -125,7 +113,7 @@ def block_list(
             rows = rows.filter(agent_count__lt=connected_to_agents_count_lt)
         if connected_to_agents_count_eq:
             rows = rows.filter(agent_count__in=list(connected_to_agents_count_eq))
-    return page(rows, Block, after=after, before=before, limit=limit, order=order)
+    return page(rows, Block, **(Cursor(limit=100, order="asc") | cursor))
 
 
 def block_agent_list(*, block: Block) -> list[Agent]:
