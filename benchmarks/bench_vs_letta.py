@@ -18,9 +18,12 @@ stops it at the end, so the side not measured takes no CPU.
   ``metadata.create_all`` plus what the migrations add that the ORM only declares
   (``CREATE EXTENSION vector``; the sequence behind ``messages.sequence_id``).
 
-Letta's server is given a proxy that goes nowhere (a listener on loopback that counts
-and drops connections; ``NO_PROXY`` keeps loopback direct), so nothing it does can leave
-the machine; the count is printed at the end and should be 0.
+Letta's processes run in a mount namespace of their own (``unshare``, as root) whose
+``/etc/resolv.conf`` names a stub on 127.0.0.1:53 that refuses every name and counts it:
+nothing Letta does can reach past loopback, and the names it asked for are printed at
+the end (none, with the pins of the README). A proxy would do the same without a
+namespace but costs Letta two more TLS contexts for each ``httpx`` client it makes (it
+makes one for each model call), so it is not used.
 
 Prepare the Letta virtualenv as ``benchmarks/README.md`` says, then, from the project::
 
@@ -152,32 +155,47 @@ def own_redis(folder: Path, port: int) -> Iterator[None]:
         stop(process)
 
 
-class ProxyTrap:
-    """A listener on loopback given to Letta as its HTTP(S) proxy: it counts connections and closes them."""
+class DnsTrap:
+    """A name server on 127.0.0.1:53 (UDP) for Letta's processes: it logs every name asked and refuses it.
+
+    Letta runs in a mount namespace of its own whose ``/etc/resolv.conf`` names only this
+    server, so no host name resolves there: whatever would leave the machine (telemetry,
+    downloads) fails at once, and is counted. Everything Letta needs is an address on loopback.
+    """
 
     def __init__(self) -> None:
-        self.connections = 0
-        self._socket = socket.socket()
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", 0))
-        self._socket.listen(16)
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.names: list[str] = []
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._socket.bind(("127.0.0.1", 53))
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
             try:
-                connection, _ = self._socket.accept()
+                query, address = self._socket.recvfrom(512)
             except OSError:
                 return
-            self.connections += 1
+            name, position = [], 12
+            while position < len(query) and query[position]:
+                length = query[position]
+                name.append(query[position + 1 : position + 1 + length].decode(errors="replace"))
+                position += 1 + length
+            self.names.append(".".join(name))
+            if len(self.names) <= 20:
+                print(f"  Letta asked for the address of {'.'.join(name)!r} (refused)", flush=True)
+            # The same id, QR set, the question echoed, RCODE 5 (refused).
+            answer = query[:2] + bytes([0x81, 0x85]) + query[4:6] + b"\0\0\0\0\0\0" + query[12 : position + 5]
             with contextlib.suppress(OSError):
-                request = connection.recv(512).split(b"\r\n", 1)[0].decode(errors="replace")
-                print(f"  Letta tried to leave the machine: {request!r} (dropped)", flush=True)
-            connection.close()
+                self._socket.sendto(answer, address)
 
     def close(self) -> None:
         self._socket.close()
+
+
+def without_names(command: list[str], resolv_conf: Path) -> list[str]:
+    """``command`` in a mount namespace of its own whose ``/etc/resolv.conf`` is ``resolv_conf``."""
+    script = 'mount --bind "$0" /etc/resolv.conf && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(resolv_conf), *command]
 
 
 def wait_healthy(url: str, process: subprocess.Popen[Any], log: Path, seconds: float) -> None:
@@ -204,7 +222,7 @@ def letta_stack(args: argparse.Namespace, services: dict[str, Any], name: str) -
         conn.execute(f'CREATE DATABASE "{name}"')
     home = args.workdir / "home"
     home.mkdir(exist_ok=True)
-    proxy = services["proxy"].url
+    resolv_conf: Path = services["resolv_conf"]
     try:
         with fake_model("--anthropic-model", LETTA_MODEL) as model_url:
             env = {
@@ -217,12 +235,6 @@ def letta_stack(args: argparse.Namespace, services: dict[str, Any], name: str) -
                 "ANTHROPIC_API_KEY": "sk-ant-bench",
                 # The embedding handle resolves from Letta's own list for OpenAI; nothing is embedded in a turn.
                 "OPENAI_API_KEY": "sk-bench",
-                "HTTP_PROXY": proxy,
-                "HTTPS_PROXY": proxy,
-                "http_proxy": proxy,
-                "https_proxy": proxy,
-                "NO_PROXY": "127.0.0.1,localhost",
-                "no_proxy": "127.0.0.1,localhost",
                 "LETTA_LOGGING_LOG_LEVEL": "WARNING",
             }
             subprocess.run(
@@ -236,7 +248,9 @@ def letta_stack(args: argparse.Namespace, services: dict[str, Any], name: str) -
             log = args.workdir / f"{name}.log"
             with log.open("w") as output:
                 process = subprocess.Popen(
-                    [str(venv / "bin" / "letta"), "server", "--host", "127.0.0.1", "--port", str(port)],
+                    without_names(
+                        [str(venv / "bin" / "letta"), "server", "--host", "127.0.0.1", "--port", str(port)], resolv_conf
+                    ),
                     env=env,
                     cwd=args.workdir,
                     stdout=output,
@@ -358,9 +372,11 @@ def main() -> None:
         print(f"Starting Letta's Postgres (pgvector) and Redis under {args.workdir}; load {load()}", flush=True)
         _, postgres = stack.enter_context(pgvector_postgres(args.letta_venv, args.workdir, args.letta_pg_port))
         stack.enter_context(own_redis(args.workdir, args.letta_redis_port))
-        proxy = ProxyTrap()
-        stack.callback(proxy.close)
-        services = {"postgres": postgres, "proxy": proxy}
+        dns = DnsTrap()
+        stack.callback(dns.close)
+        resolv_conf = args.workdir / "resolv.conf"
+        resolv_conf.write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
+        services = {"postgres": postgres, "resolv_conf": resolv_conf}
 
         for number in range(1, args.rounds + 1):
             print(f"\n=== round {number}, ours (load {load()}) ===", flush=True)
@@ -389,7 +405,7 @@ def main() -> None:
                 [sys.executable, str(ROOT / "benchmarks" / "flame_summary.py"), profile_args.profile, "--top", "15"],
                 check=False,
             )
-        print(f"\nLetta's attempts to reach past loopback (dropped): {proxy.connections}; load {load()}", flush=True)
+        print(f"\nNames Letta asked for (none resolved): {len(dns.names)} {sorted(set(dns.names))}; load {load()}")
 
 
 if __name__ == "__main__":
