@@ -236,6 +236,7 @@ def letta_stack(args: argparse.Namespace, services: dict[str, Any], name: str) -
                 # The embedding handle resolves from Letta's own list for OpenAI; nothing is embedded in a turn.
                 "OPENAI_API_KEY": "sk-bench",
                 "LETTA_LOGGING_LOG_LEVEL": "WARNING",
+                **dict(item.split("=", 1) for item in args.letta_env),
             }
             subprocess.run(
                 [str(venv / "bin" / "python"), "-c", LETTA_SCHEMA],
@@ -340,6 +341,7 @@ def main() -> None:
     parser.add_argument("--letta-redis-port", type=int, default=6380)
     parser.add_argument("--letta-port", type=int, default=0, help="Letta's HTTP port (default: a free one)")
     parser.add_argument("--letta-start-seconds", type=float, default=180.0)
+    parser.add_argument("--letta-env", action="append", default=[], help="KEY=VALUE for Letta's server")
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--tool-turns", type=int, default=60)
     parser.add_argument("--agents", default="8,32")
@@ -360,6 +362,7 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGHUP, interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background, SIGINT ignored
 
     rounds: list[tuple[str, int, dict[str, Any]]] = []
     raw: list[dict[str, Any]] = []
