@@ -1,8 +1,10 @@
 """Turns as an integrator sees them: ``letta-client`` 0.1.324 against a running server (DESIGN §10).
 
-Prints figures; asserts nothing. Each agent is fresh, has one source tool
-(``roll_die``) and no base tools, and uses the Anthropic path against the fake
-model over HTTP. Scenarios (``--only``, comma-separated, all by default):
+Prints figures; asserts nothing. Each agent is fresh, is created as a
+``letta_v1_agent`` (the loop every agent here runs; Letta's own default is
+``memgpt_v2_agent``, so the type is named for both servers to run the same loop), has
+one source tool (``roll_die``) and no base tools, and uses the Anthropic path against
+the fake model over HTTP. Scenarios (``--only``, comma-separated, all by default):
 
 - ``text``: blocking ``client.agents.messages.create`` with a plain message, p50/p90/p99;
 - ``tool``: the same with one sandboxed call of ``roll_die`` (two model calls, one tool run);
@@ -115,7 +117,12 @@ def dice_tool_id(client: Any) -> str:
 
 def fresh_agent(client: Any, name: str, tool_id: str) -> str:
     agent = client.agents.create(
-        name=name, model=MODEL, embedding=EMBEDDING, tool_ids=[tool_id], include_base_tools=False
+        name=name,
+        agent_type="letta_v1_agent",
+        model=MODEL,
+        embedding=EMBEDDING,
+        tool_ids=[tool_id],
+        include_base_tools=False,
     )
     return str(agent.id)
 
@@ -132,10 +139,17 @@ def send(client: Any, agent_id: str, text: str) -> float:
     return elapsed
 
 
-def sequential(client: Any, agent_id: str, text: str, turns: int, *, warm_up: int = 10) -> list[float]:
+def sequential(
+    client: Any, agent_id: str, text: str, turns: int, *, warm_up: int = 10, seconds: float = 900.0
+) -> list[float]:
+    """``turns`` turns one after another (after ``warm_up`` more), or fewer if ``seconds`` run out first."""
     for _ in range(warm_up):
         send(client, agent_id, text)  # warm up connections, caches and the sandbox
-    return [send(client, agent_id, text) for _ in range(turns)]
+    deadline = time.perf_counter() + seconds
+    latencies: list[float] = []
+    while len(latencies) < turns and time.perf_counter() < deadline:
+        latencies.append(send(client, agent_id, text))
+    return latencies
 
 
 def concurrent(target: Target, agent_ids: list[str], seconds: float) -> tuple[int, int, float, list[float]]:
@@ -163,8 +177,10 @@ def concurrent(target: Target, agent_ids: list[str], seconds: float) -> tuple[in
     return done[0], errors[0], elapsed, latencies
 
 
-def run_scenarios(target: Target, args: argparse.Namespace) -> None:
+def run_scenarios(target: Target, args: argparse.Namespace) -> dict[str, Any]:
+    """Runs and prints the scenarios; their raw figures (``text``/``tool``: latencies, ``agents``: per count)."""
     only = set(args.only.split(","))
+    results: dict[str, Any] = {"agents": {}}
     client = client_for(target)
     tool_id = dice_tool_id(client)
     print(f"{target.description}; letta-client 0.1.324, fake Anthropic model over HTTP; load {load()}", flush=True)
@@ -174,15 +190,21 @@ def run_scenarios(target: Target, args: argparse.Namespace) -> None:
             sequential(client, agent_id, "hello", 0)
             started_load = load()
             with counting_transactions(target, args.turns) as transactions:
-                latencies = sequential(client, agent_id, "hello", args.turns, warm_up=0)
+                latencies = sequential(client, agent_id, "hello", args.turns, warm_up=0, seconds=args.max_seconds)
             report("blocking text turn", latencies, started_load, transactions[0])
+            results["text"] = latencies
+            results["text_load"] = started_load
         if "tool" in only:
             agent_id = fresh_agent(client, "bench-sdk-tool", tool_id)
             sequential(client, agent_id, TOOL_PROMPT, 0)
             started_load = load()
             with counting_transactions(target, args.tool_turns) as transactions:
-                latencies = sequential(client, agent_id, TOOL_PROMPT, args.tool_turns, warm_up=0)
+                latencies = sequential(
+                    client, agent_id, TOOL_PROMPT, args.tool_turns, warm_up=0, seconds=args.max_seconds
+                )
             report("turn with one sandboxed tool call", latencies, started_load, transactions[0])
+            results["tool"] = latencies
+            results["tool_load"] = started_load
         if "concurrent" in only:
             for count in (int(value) for value in args.agents.split(",")):
                 agents = [fresh_agent(client, f"bench-sdk-{count}-{i}", tool_id) for i in range(count)]
@@ -194,6 +216,14 @@ def run_scenarios(target: Target, args: argparse.Namespace) -> None:
                     f"{errors} errors, turn p50 {p50:.0f} ms (load {started_load} -> {load()})",
                     flush=True,
                 )
+                results["agents"][count] = {
+                    "turns_per_second": done / elapsed,
+                    "turns": done,
+                    "errors": errors,
+                    "p50_ms": p50,
+                    "load": started_load,
+                }
+    return results
 
 
 @contextlib.contextmanager
@@ -285,6 +315,7 @@ def main() -> None:
     parser.add_argument("--tool-turns", type=int, default=100)
     parser.add_argument("--agents", default="8,32", help="comma-separated agent counts")
     parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--max-seconds", type=float, default=900.0, help="time bound of each sequential scenario")
     parser.add_argument("--profile", help="record the web process with py-spy into this raw file")
     args = parser.parse_args()
 

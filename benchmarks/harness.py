@@ -48,10 +48,13 @@ def percentile(values: Iterable[float], fraction: float) -> float:
 
 
 @contextlib.contextmanager
-def fake_model() -> Iterator[str]:
-    """The fake Anthropic server in a process of its own, so it competes with neither side for a GIL; its URL."""
+def fake_model(*options: str) -> Iterator[str]:
+    """The fake Anthropic server in a process of its own, so it competes with neither side for a GIL; its URL.
+
+    ``options`` go to ``python -m tests.fake_llm`` (``--anthropic-model ID`` for Letta's side).
+    """
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "tests.fake_llm", "--port", "0", *options], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     try:
         line = process.stdout.readline() if process.stdout else ""

@@ -1,7 +1,8 @@
 """``python -m tests.fake_llm --port N``: the fake LLM server as its own process.
 
 Prints ``fake LLM listening on http://host:port`` once it accepts connections and
-serves until SIGTERM or Ctrl-C.
+serves until SIGTERM or Ctrl-C. ``--anthropic-model ID`` (repeatable) adds a model to
+the Anthropic listing, for a server that only takes a model it has seen listed (Letta).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import signal
 import sys
 
+from tests.fake_llm import listings
 from tests.fake_llm.server import FakeLLMServer
 
 
@@ -17,8 +19,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.fake_llm", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
+    parser.add_argument("--anthropic-model", action="append", default=[], help="also list this Anthropic model")
     args = parser.parse_args(argv)
     server = FakeLLMServer(args.host, args.port)
+    if args.anthropic_model:
+        extra = [
+            {"type": "model", "id": model, "display_name": model, "created_at": "2025-01-01T00:00:00Z"}
+            for model in args.anthropic_model
+        ]
+        server.set_listing("anthropic", [*listings.ANTHROPIC_MODELS, *extra])
     signal.signal(signal.SIGTERM, _interrupt)
     sys.stdout.write(f"fake LLM listening on {server.url}\n")
     sys.stdout.flush()
