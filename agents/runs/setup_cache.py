@@ -12,7 +12,8 @@ A read is kept only when the revision covers it: the memory section of the agent
 default thread when no extra section (the folders') had rows, the provider's client
 unless an organization chose its base URL (its host is checked again before each use).
 Reads made after the revision was read can only be as new or newer, so a read kept
-under it is never older than it. Each agent is keyed by its id and its organization;
+under it is never older than it. A change of settings (the server's provider keys) forgets
+everything kept. Each agent is keyed by its id and its organization;
 a process keeps the ``CONTEXT_CACHE_AGENTS`` agents used last. Without the triggers
 (SQLite) nothing is kept.
 """
@@ -94,3 +95,8 @@ class SetupCache:
 
 
 setups = SetupCache()
+
+
+def forget_on_settings_change(**kwargs: Any) -> None:
+    """``setting_changed``'s receiver: a kept client may have been built from the settings before."""
+    setups.clear()

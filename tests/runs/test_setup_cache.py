@@ -124,3 +124,13 @@ def test_another_agents_change_leaves_this_agents_reads_kept(cast: Cast) -> None
     in_another_connection("DELETE FROM tools_agenttool WHERE id = %s", (other.pk,))
 
     assert reads(agent)[1] == 0
+
+
+def test_a_server_key_changed_in_the_settings_is_used_by_the_next_turn(cast: Cast, settings: Any) -> None:
+    settings.ANTHROPIC_API_KEY = "sk-ant-one"
+    agent = AgentFactory(organization=cast.org_a, model="anthropic/claude-sonnet-4-5")
+    assert reads(agent)[0].llm.inner.api_key == "sk-ant-one"  # type: ignore[union-attr]
+
+    settings.ANTHROPIC_API_KEY = "sk-ant-two"
+
+    assert reads(agent)[0].llm.inner.api_key == "sk-ant-two"  # type: ignore[union-attr]
