@@ -101,6 +101,11 @@ class Agent(AuthoredModel, PublicIdModel, ThreadState):
     # Bumped whenever one of the agent's stored rows changes in place (appends do not bump
     # it): with the window's seqs, the key of the rows agents/memory/window_cache.py keeps.
     context_revision = models.PositiveBigIntegerField(default=0, editable=False)
+    # Bumped by the database (triggers on Postgres, migration 0018) whenever what a turn reads besides
+    # its window changes: the agent's tools and their rows, its blocks and their links, its archival
+    # passages, its folders' links, a deletion of its messages, its organization's providers. The key
+    # under which agents/runs/setup_cache.py keeps those reads between turns.
+    setup_revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     tools = models.ManyToManyField("tools.Tool", through="tools.AgentTool", related_name="agents")
 
@@ -114,13 +119,13 @@ class Agent(AuthoredModel, PublicIdModel, ThreadState):
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        # A whole-row save writes back every field as loaded; ``context_revision`` is bumped in
-        # the database by edits of the agent's rows meanwhile, so it is left to them.
+        # A whole-row save writes back every field as loaded; ``context_revision`` and ``setup_revision``
+        # are bumped in the database by edits of the agent's rows meanwhile, so they are left to them.
         if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
             kwargs["update_fields"] = [
                 field.name
                 for field in self._meta.concrete_fields
-                if not field.primary_key and field.name != "context_revision"
+                if not field.primary_key and field.name not in ("context_revision", "setup_revision")
             ]
         super().save(*args, **kwargs)
 

@@ -88,17 +88,18 @@ INSTALLED_APPS = [
     "agentfiles",
 ]
 
+# ``config.middleware``: Django's own, with the hooks that do no I/O run on the event loop under ASGI.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "config.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.AuthenticationMiddleware",
     "accounts.middleware.CurrentOrganizationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.csp.ContentSecurityPolicyMiddleware",
+    "config.middleware.ContentSecurityPolicyMiddleware",
     # Last, as django-axes asks: answers a locked-out login with 429 (see "Security" below).
     "axes.middleware.AxesMiddleware",
 ]

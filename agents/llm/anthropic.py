@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 import httpx2
+import orjson
 
 from agents.llm.anthropic_payload import build_body, build_headers
 from agents.llm.base import (
@@ -51,7 +52,17 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 # The SDK's own JSON encoding of a body (``anthropic._utils._json.openapi_dumps``): compact, UTF-8.
-_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def encode_body(payload: dict[str, Any]) -> bytes:
+    """``payload`` as the SDK would send it (compact UTF-8 JSON), the same bytes: by orjson, in a tenth
+    of ``json``'s time for a long conversation (issue 24); by ``json`` for what orjson refuses (an integer
+    beyond 64 bits), which raises there as it always did for what JSON cannot hold."""
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return _json_encode(payload).encode()
 
 
 class AnthropicClient(SDKClient[anthropic.AsyncAnthropic]):
@@ -73,7 +84,7 @@ class AnthropicClient(SDKClient[anthropic.AsyncAnthropic]):
         return await self._sdk().post(
             "/v1/messages",
             cast_to=object,
-            content=_encode_json(payload).encode(),
+            content=encode_body(payload),
             options=options,
             stream=stream,
             stream_cls=anthropic.AsyncStream[object] if stream else None,

@@ -45,6 +45,7 @@ __all__ = [
     "model_choices",
     "model_info",
     "parse_handle",
+    "reusable_llm_client",
     "takes_images",
     "with_retries",
 ]
@@ -118,14 +119,28 @@ def get_llm_client(
     is 1. Raises ``UnknownModelHandle``, ``ProviderNotConfigured`` or
     ``ProviderURLNotAllowed``. Queries the database (async callers go through ``sync_to_async``).
     """
+    client, model, _reusable = _resolve(handle, organization, max_attempts)
+    return client, model
+
+
+def reusable_llm_client(handle: str, *, organization: Organization | None = None) -> tuple[LLMClient, bool]:
+    """``get_llm_client``'s client, and whether a later turn may use it as it is (while the providers are
+    unchanged): not when an organization chose its base URL, whose host is checked again before each use."""
+    client, _model, reusable = _resolve(handle, organization, DEFAULT_MAX_ATTEMPTS)
+    return client, reusable
+
+
+def _resolve(handle: str, organization: Organization | None, max_attempts: int) -> tuple[LLMClient, str, bool]:
     provider, model = parse_handle(handle, organization=organization)
     client: LLMClient
+    reusable = True
     if provider == DEMO:
         client = DemoClient(token_delay=getattr(settings, "DEMO_TOKEN_DELAY", DEFAULT_TOKEN_DELAY))
     else:
         endpoint = provider_selectors.endpoint_for(organization=organization, name=provider)
         client = _build(provider, endpoint)
-    return (with_retries(client, max_attempts=max_attempts) if max_attempts > 1 else client), model
+        reusable = endpoint is not None and not endpoint.chosen_by_organization
+    return (with_retries(client, max_attempts=max_attempts) if max_attempts > 1 else client), model, reusable
 
 
 def _build(provider: str, endpoint: Endpoint | None) -> LLMClient:

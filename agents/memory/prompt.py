@@ -212,6 +212,17 @@ def memory_for_agent(
     """The agent's compiled memory section, read from the database now (one query, and one for each
     extra section that has rows: the folders'). On a conversation's thread its isolated blocks stand in
     for the agent's blocks of their labels (one query more, for a conversation only)."""
+    return memory_and_scope(
+        organization_id=organization_id, agent_id=agent_id, line_numbers=line_numbers, conversation_id=conversation_id
+    )[0]
+
+
+def memory_and_scope(
+    *, organization_id: Any, agent_id: Any, line_numbers: bool | None = None, conversation_id: Any = None
+) -> tuple[str, bool]:
+    """``memory_for_agent``, and whether the section came from the agent's own rows alone: its row, blocks,
+    their links and its passage and recall counts (what ``Agent.setup_revision`` covers), with no extra
+    section asked and no conversation's blocks."""
     paths = tuple(getattr(settings, "MEMORY_SECTIONS", ()))
     sources = _section_sources(paths)
     params = [
@@ -223,7 +234,7 @@ def memory_for_agent(
         cursor.execute(_memory_sql(paths), params)
         rows = cursor.fetchall()
     if not rows:
-        return ""
+        return "", False
     model, archival_count, recall_count = str(rows[0][0]), int(rows[0][1]), int(rows[0][2])
     linked = iter(rows[0][3 : 3 + sum(1 for s in sources if _attached_via(s) is not None)])
     asked = [_attached_via(source) is None or bool(next(linked)) for source in sources]
@@ -235,7 +246,8 @@ def memory_for_agent(
         changes.append(_aware(updated_at))
     if conversation_id is not None:
         blocks, changes = _with_isolated(blocks, changes, conversation_id)
-    return compile_memory(
+    own_rows_only = conversation_id is None and not any(asked)
+    memory = compile_memory(
         blocks,
         agent_id=f"{Agent.id_prefix}-{agent_id}",
         last_modified=max(changes) if changes else None,
@@ -247,6 +259,7 @@ def memory_for_agent(
             for source, ask in zip(sources, asked, strict=True)
         ],
     )
+    return memory, own_rows_only
 
 
 def _aware(value: Any) -> datetime:

@@ -11,16 +11,18 @@ once the transaction commits (``agents.runs.dispatch``).
 from __future__ import annotations
 
 import enum
+import functools
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from agents.conversations.models import AgentHold
 from agents.engine.state import check_turn_input
-from agents.errors import AgentBusy
+from agents.errors import AgentBusy, NotFound
 from agents.models import Agent, Conversation, Message, Run, RunStatus, RunTransport, SeqRange
 from agents.runs import dispatch, writes
 from agents.runs import state as run_state
@@ -102,15 +104,16 @@ def _lookup(ref: AgentRef) -> Agent:
 
 def _hold_by_ref(ref: AgentRef) -> tuple[Agent, AgentHold]:
     """``Agent.objects.hold`` of the agent's default thread and the agent's row, in one query."""
-    last_row = Message.objects.filter(agent_id=OuterRef("pk"), conversation__isnull=True).order_by("-seq").values("seq")
-    agent: Any = (
-        Agent.objects.for_org(ref.organization)
-        .select_for_update(of=("self",))
-        .annotate(busy=Exists(Run.objects.busy_with(OuterRef("pk"))), last_seq=Subquery(last_row[:1]))
-        .get_public(ref.public_id, missing="Agent not found")
-    )
-    if ref.organization is not None:
-        agent.organization = ref.organization
+    pk = Agent.parse_public_id(ref.public_id)
+    if ref.organization is None or pk is None:
+        raise NotFound("Agent not found")
+    sql, params, slots = _hold_sql()
+    values = {"organization": _db_id(ref.organization.pk), "agent": _db_id(pk)}
+    found: list[Any] = list(Agent.objects.raw(sql, [values.get(slots.get(i, ""), p) for i, p in enumerate(params)]))
+    if not found:
+        raise NotFound("Agent not found")
+    agent = found[0]
+    agent.organization = ref.organization
     hold = AgentHold(
         busy=bool(agent.busy),
         seqs=SeqRange(agent.last_seq),
@@ -120,6 +123,32 @@ def _hold_by_ref(ref: AgentRef) -> tuple[Agent, AgentHold]:
         context_revision=agent.context_revision,
     )
     return agent, hold
+
+
+def _db_id(value: uuid.UUID) -> Any:
+    """An id as the query's parameters hold it (a UUID on Postgres, its hex on SQLite)."""
+    return Agent._meta.pk.get_db_prep_value(value, connection)
+
+
+@functools.cache
+def _hold_sql() -> tuple[str, tuple[Any, ...], dict[int, str]]:
+    """The SQL of the start's row-lock query, compiled by the ORM once per process (compiling it on
+    every start cost more CPU than sending it; issue 24): its text, its parameters as compiled for
+    stand-in ids, and which of them are the organization's and the agent's ids."""
+    stand_ins = {"organization": uuid.uuid4(), "agent": uuid.uuid4()}
+    last_row = Message.objects.filter(agent_id=OuterRef("pk"), conversation__isnull=True).order_by("-seq").values("seq")
+    query = (
+        Agent.objects.filter(organization_id=stand_ins["organization"], pk=stand_ins["agent"])
+        .select_for_update(of=("self",))
+        .annotate(busy=Exists(Run.objects.busy_with(OuterRef("pk"))), last_seq=Subquery(last_row[:1]))
+        .query
+    )
+    sql, params = query.sql_with_params()
+    slots = {
+        index: name for index, param in enumerate(params) for name, id_ in stand_ins.items() if param == _db_id(id_)
+    }
+    assert sorted(slots.values()) == ["agent", "organization"], "each id is one parameter of the query"
+    return sql, tuple(params), slots
 
 
 def _create_unless_busy(

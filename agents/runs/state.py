@@ -89,20 +89,26 @@ def take_lease_write(agent_id: Any, run_id: Any, conversation_id: Any = None) ->
     """``take_lease``, compiled to be sent with other writes (``agents.runs.writes``): it took the lease
     when it counts one row."""
     now = timezone.now()
-    return writes.update(
-        _thread(agent_id, conversation_id).filter(_free_for(run_id, now)),
-        turn_lock_run_id=run_id,
-        turn_lock_expires_at=now + lock_ttl(),
+    model, thread = _thread_row(agent_id, conversation_id)
+    free = ({"turn_lock_run_id__isnull": True}, {"turn_lock_expires_at__lt": now}, {"turn_lock_run_id": run_id})
+    return writes.update_rows(
+        model, thread, any_of=free, turn_lock_run_id=run_id, turn_lock_expires_at=now + lock_ttl()
     )
 
 
 def release_lease_write(agent_id: Any, run_id: Any, conversation_id: Any = None) -> writes.Write:
     """``release_lease``, compiled to be sent with other writes."""
-    return writes.update(
-        _thread(agent_id, conversation_id).filter(turn_lock_run_id=run_id),
-        turn_lock_run_id=None,
-        turn_lock_expires_at=None,
+    model, thread = _thread_row(agent_id, conversation_id)
+    return writes.update_rows(
+        model, {**thread, "turn_lock_run_id": run_id}, turn_lock_run_id=None, turn_lock_expires_at=None
     )
+
+
+def _thread_row(agent_id: Any, conversation_id: Any) -> tuple[type[Agent | Conversation], dict[str, Any]]:
+    """``_thread`` for ``writes.update_rows``: the model and the conditions of the row holding the lease."""
+    if conversation_id is None:
+        return Agent, {"pk": agent_id}
+    return Conversation, {"pk": conversation_id, "agent_id": agent_id}
 
 
 def renew_lease(agent_id: Any, run_id: Any, conversation_id: Any = None) -> None:
@@ -195,8 +201,9 @@ def end_writes(
 ) -> list[writes.Write]:
     """A run's end as writes to send together (``agents.runs.writes``): the lease's release, then the
     verdict, which counts one row when it was recorded (a run the sweeper ended keeps its own)."""
-    verdict = writes.update(
-        Run.objects.filter(pk=run_pk, status__in=ACTIVE_RUN_STATUSES),
+    verdict = writes.update_rows(
+        Run,
+        {"pk": run_pk, "status__in": tuple(ACTIVE_RUN_STATUSES)},
         status=StopReason(stop_reason).run_status,
         stop_reason=stop_reason,
         prompt_tokens=usage.prompt_tokens,

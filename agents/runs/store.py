@@ -454,8 +454,9 @@ class DjangoConversationStore:
     @staticmethod
     def _step_end(step_id: Any, record: StepRecord, completed_at: datetime) -> writes.Write:
         statuses = {"success": StepStatus.SUCCESS, "failed": StepStatus.FAILED}
-        return writes.update(
-            Step.objects.filter(pk=step_id),
+        return writes.update_rows(
+            Step,
+            {"pk": step_id},
             status=statuses.get(record.status, StepStatus.CANCELLED),
             stop_reason=record.stop_reason,
             prompt_tokens=record.usage.prompt_tokens,

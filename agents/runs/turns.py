@@ -18,9 +18,10 @@ from agents.engine.inputs import ClientSkill, ClientTool, TurnInput
 from agents.engine.loop import Turn, start_turn
 from agents.engine.rules import ToolRules
 from agents.engine.state import preview_request
-from agents.llm.registry import get_llm_client, takes_images
-from agents.memory.prompt import MemorySection, Skill, memory_source
+from agents.llm.registry import get_llm_client, reusable_llm_client, takes_images
+from agents.memory.prompt import MemorySection, Skill, memory_and_scope, memory_source
 from agents.models import Conversation, Message, RunTransport
+from agents.runs.setup_cache import Setup, setup_key, setups
 from agents.runs.store import DjangoConversationStore
 from agents.services import agent_set_tool_approval
 from tools.base import ToolContext, ToolSpec
@@ -142,15 +143,33 @@ class Prefetched:
 
 def prefetch(run: Run) -> Prefetched:
     """Read the provider, the tools and the first step's memory of ``run``'s turn now: called by the start
-    under the thread's row lock, so these reads join its transaction instead of each being one."""
+    under the thread's row lock, so these reads join its transaction instead of each being one. What this
+    process kept under the agent's ``setup_revision`` is not read again (``agents.runs.setup_cache``)."""
     agent = run.agent
-    llm: LLMClient | Exception
+    key = setup_key(agent) if run.conversation_id is None else None
+    kept = setups.get(agent.id, key) if key is not None else None
+    if kept is not None:
+        llm = kept.llm if kept.llm is not None else _llm_or_error(agent, run.conversation)[0]
+        memory = kept.memory if kept.memory is not None else memory_source(agent).compile_sync()
+        return Prefetched(tools=list(kept.tools), llm=llm, memory=memory)
+    llm, reusable = _llm_or_error(agent, run.conversation)
+    memory, own_rows_only = memory_and_scope(
+        organization_id=agent.organization_id, agent_id=agent.id, conversation_id=run.conversation_id
+    )
+    tools = tool_specs(agent)
+    if key is not None:
+        kept_llm = llm if reusable and not isinstance(llm, Exception) else None
+        setups.put(agent.id, key, Setup(tools=tuple(tools), llm=kept_llm, memory=memory if own_rows_only else None))
+    return Prefetched(tools=tools, llm=llm, memory=memory)
+
+
+def _llm_or_error(agent: Agent, conversation: Conversation | None) -> tuple[LLMClient | Exception, bool]:
+    """The thread's provider client (or why it has none, raised when the turn opens, where it was raised
+    before), and whether a later turn may use it again."""
     try:
-        llm = default_llm_client(agent, run.conversation)
-    except Exception as exc:  # raised when the turn opens, where it was raised before
-        llm = exc
-    memory = memory_source(agent, conversation_id=run.conversation_id).compile_sync()
-    return Prefetched(tools=tool_specs(agent), llm=llm, memory=memory)
+        return reusable_llm_client(thread_model(agent, conversation)[0], organization=agent.organization)
+    except Exception as exc:
+        return exc, False
 
 
 @dataclass

@@ -7,21 +7,28 @@ as one statement on Postgres (data-modifying CTEs, executed once each, all on th
 snapshot) and in one transaction elsewhere (SQLite has no writes in a ``WITH``). With
 ``unless_cancelled``, nothing is written when that run has been asked to stop (or has ended), and
 the answer says so: the check for a cancel costs no statement of its own.
+
+A turn sends these writes several times, always in the same few shapes, so each shape's SQL is
+written once per process (``insert``, ``update_rows``, the guard): compiling them through the
+ORM again on every call cost more CPU than the rest of a step's writes (issue 24). Values still
+go through their fields' own conversions, as the ORM's would.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
+from django.db.models import Field
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.db.models.sql.compiler import SQLInsertCompiler
 
 from agents.models import ACTIVE_RUN_STATUSES, Run
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from django.db.models import Model, QuerySet
 
@@ -38,6 +45,34 @@ class Write:
 
 def insert(objs: Sequence[Model]) -> Write:
     """The INSERT of ``objs`` (instances of one model), as ``bulk_create`` would send it; they count as saved."""
+    model = type(objs[0])
+    shape = _insert_shape(model)
+    if shape is None:
+        return _compiled_insert(objs)
+    fields, head, types = shape
+    # ``SQLInsertCompiler``'s values: each field's ``pre_save`` (``auto_now_add``, defaults) then ``get_db_prep_save``.
+    params = tuple(f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objs for f in fields)
+    row = ", ".join("%s" for _ in fields)
+    cast = tuple(f"%s::{kind}" for kind in types)
+    for obj in objs:
+        obj._state.adding, obj._state.db = False, connection.alias
+    values = ", ".join(f"({row})" for _ in objs)
+    return Write(sql=f"{head} VALUES {values}", params=params, insert_head=head, rows=(cast,) * len(objs))
+
+
+@functools.cache
+def _insert_shape(model: type[Model]) -> tuple[tuple[Field[Any, Any], ...], str, tuple[str, ...]] | None:
+    """A model's inserted fields, its INSERT's head and each value's cast type; ``None`` when a field
+    writes its own placeholder (then the ORM compiles each INSERT)."""
+    fields = tuple(f for f in model._meta.local_concrete_fields if not f.generated)
+    if any(hasattr(f, "get_placeholder") for f in fields):
+        return None
+    quote = connection.ops.quote_name
+    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(str(f.column)) for f in fields)})"
+    return fields, head, tuple(_cast_type(f) for f in fields)
+
+
+def _compiled_insert(objs: Sequence[Model]) -> Write:
     model = type(objs[0])
     fields = [f for f in model._meta.local_concrete_fields if not f.generated]
     query = InsertQuery(model)
@@ -57,6 +92,60 @@ def insert(objs: Sequence[Model]) -> Write:
     return Write(sql=f"{head} VALUES {values}", params=flat, insert_head=head, rows=cast)
 
 
+_OPERATORS = {"exact": "= %s", "lt": "< %s", "isnull": ""}
+
+
+def update_rows(
+    model: type[Model], where: Mapping[str, Any], *, any_of: Sequence[Mapping[str, Any]] = (), **values: Any
+) -> Write:
+    """``model.objects.filter(**where).filter(Q(**any_of[0]) | Q(**any_of[1]) …).update(**values)``,
+    written once per shape: lookups ``exact`` (no suffix), ``in``, ``lt`` and ``isnull``. Values are
+    prepared by their fields (``get_db_prep_save``, ``get_db_prep_value``) as the ORM's are."""
+    groups = (where, *any_of)
+    shape = (model, tuple(values), *(tuple((k, _width(k, v)) for k, v in group.items()) for group in groups))
+    sql, set_fields, where_fields = _update_sql(shape, len(any_of))
+    params = [f.get_db_prep_save(values[f.name], connection) for f in set_fields]
+    conditions = [value for group in groups for key, value in group.items() if not key.endswith("__isnull")]
+    for field, value in zip(where_fields, conditions, strict=True):
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        params += [field.get_db_prep_value(item, connection, prepared=False) for item in items]
+    return Write(sql=sql, params=tuple(params))
+
+
+def _width(key: str, value: Any) -> Any:
+    """What of a condition's value its SQL depends on: an ``in`` list's length, ``isnull``'s truth."""
+    if key.endswith("__in"):
+        return len(value)
+    return bool(value) if key.endswith("__isnull") else None
+
+
+@functools.cache
+def _update_sql(shape: tuple[Any, ...], alternatives: int) -> tuple[str, list[Field[Any, Any]], list[Field[Any, Any]]]:
+    model, names, *groups = shape
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    set_fields = [_concrete(model, name) for name in names]
+    where_fields: list[Field[Any, Any]] = []
+
+    def condition(key: str, width: Any) -> str:
+        name, _, lookup = key.partition("__")
+        field = _concrete(model, model._meta.pk.name if name == "pk" else name)
+        column = f"{table}.{quote(str(field.column))}"
+        if lookup == "isnull":
+            return f"{column} IS {'' if width else 'NOT '}NULL"
+        where_fields.append(field)
+        if lookup == "in":
+            return f"{column} IN ({', '.join('%s' for _ in range(width))})"
+        return f"{column} {_OPERATORS[lookup or 'exact']}"
+
+    clauses = [condition(key, width) for key, width in groups[0]]
+    if alternatives:
+        options = [" AND ".join(condition(key, width) for key, width in group) for group in groups[1:]]
+        clauses.append(f"({' OR '.join(f'({option})' for option in options)})")
+    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in set_fields)
+    return f"UPDATE {table} SET {sets} WHERE {' AND '.join(clauses)}", set_fields, where_fields
+
+
 def update(queryset: QuerySet[Any], **values: Any) -> Write:
     """``queryset.update(**values)``, compiled and not sent."""
     query: Any = queryset.query.chain(UpdateQuery)
@@ -68,6 +157,12 @@ def update(queryset: QuerySet[Any], **values: Any) -> Write:
     return Write(sql=sql, params=tuple(params))
 
 
+def _concrete(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field) and field.column, f"{model.__name__}.{name} is no column"
+    return field
+
+
 def _cast_type(field: Any) -> str:
     """The type a value is cast to in a guarded INSERT (``SELECT`` gives untyped literals no type of
     their column); text for character columns, so an over-long value still fails as in a plain INSERT."""
@@ -77,9 +172,25 @@ def _cast_type(field: Any) -> str:
 
 def _guard(run_id: Any) -> tuple[str, tuple[Any, ...]]:
     """``EXISTS (…)``: the run is active and nobody asked it to stop."""
-    alive = Run.objects.filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES, cancel_requested_at__isnull=True)
-    sql, params = alive.values("pk").query.sql_with_params()
-    return f"EXISTS ({sql})", tuple(params)
+    sql, statuses = _guard_sql()
+    return sql, (Run._meta.pk.get_db_prep_value(run_id, connection), *statuses)
+
+
+@functools.cache
+def _guard_sql() -> tuple[str, tuple[str, ...]]:
+    quote = connection.ops.quote_name
+    table = quote(Run._meta.db_table)
+
+    def column(name: str) -> str:
+        return f"{table}.{quote(str(_concrete(Run, name).column))}"
+
+    statuses = tuple(str(status) for status in ACTIVE_RUN_STATUSES)
+    sql = (
+        f"EXISTS (SELECT 1 FROM {table} WHERE {column('id')} = %s"
+        f" AND {column('status')} IN ({', '.join('%s' for _ in statuses)})"
+        f" AND {column('cancel_requested_at')} IS NULL)"
+    )
+    return sql, statuses
 
 
 def _guarded(write: Write, guard: tuple[str, tuple[Any, ...]]) -> tuple[str, tuple[Any, ...]]:

@@ -34,17 +34,19 @@ pytestmark = pytest.mark.django_db
 # Issue 24's third round: the agent read by the start's row lock, the provider, the tools and the
 # first memory section read in the start's transaction, the memory section in one query, the step's
 # start and the answer guarded by the cancel check, the last answer written with the run's end.
-TEXT_TURN_QUERIES = 7  # 16 before it (20 before the second round; 36 before issue 15, 30 before issue 24)
-TOOL_TURN_QUERIES = 11  # 26 before it (30 before the second round; 49 before issue 15, 39 before issue 24)
+# Fourth round: the provider, the tools and the first memory section kept by the process under the
+# agent's ``setup_revision`` (``agents.runs.setup_cache``), which the start's row lock reads.
+TEXT_TURN_QUERIES = 4  # 7 before it (16 before the third round; 36 before issue 15, 30 before issue 24)
+TOOL_TURN_QUERIES = 8  # 11 before it (26 before the third round; 49 before issue 15, 39 before issue 24)
 TOOL_PROMPT = "Call the roll_dice with a 6-sided dice."
 
 
 # Counted in autocommit, as a server runs (``transaction=True``: no test transaction, so no savepoints):
 # statements sent, and transactions (a BEGIN…COMMIT block, or one statement on its own).
-TEXT_TURN_STATEMENTS = 7  # 16 before the third round (20 before the run's writes were grouped, issue 24)
-TEXT_TURN_TRANSACTIONS = 3  # 11 before (18 before that)
-TOOL_TURN_STATEMENTS = 11  # 26 before (30 before that)
-TOOL_TURN_TRANSACTIONS = 7  # 20 before (28 before that)
+TEXT_TURN_STATEMENTS = 4  # 7 before the fourth round, 16 before the third (20 before the writes were grouped)
+TEXT_TURN_TRANSACTIONS = 3  # 3 before the fourth round, 11 before the third (18 before that)
+TOOL_TURN_STATEMENTS = 8  # 11 before the fourth round, 26 before the third (30 before that)
+TOOL_TURN_TRANSACTIONS = 7  # 7 before the fourth round, 20 before the third (28 before that)
 
 on_postgres = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="the pins are Postgres's: SQLite sends grouped writes one by one"

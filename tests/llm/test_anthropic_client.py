@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agents.llm.anthropic import AnthropicClient
+from agents.llm.anthropic import AnthropicClient, encode_body
 from agents.llm.base import (
     AssistantTurn,
     LLMBadRequest,
@@ -287,3 +287,17 @@ async def test_with_thinking_on_a_step_answering_a_tool_call_made_without_thinki
 
     assert "thinking" not in fake_llm.last_request.body  # Anthropic would refuse it: the greeting has none
     assert answer.text
+
+
+def test_the_request_body_is_the_bytes_the_sdk_would_send() -> None:
+    payload = {"model": "claude", "system": [{"type": "text", "text": 'Tea ☕ and "quotes"\n'}], "max_tokens": 1.5}
+
+    body = encode_body(payload)
+
+    assert body == json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def test_a_body_orjson_refuses_is_encoded_as_json_encodes_it() -> None:
+    payload = {"metadata": {"big": 2**70}}
+
+    assert encode_body(payload) == b'{"metadata":{"big":1180591620717411303424}}'
