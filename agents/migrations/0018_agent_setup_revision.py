@@ -24,6 +24,8 @@ BEGIN
     ELSE
         agents := format(TG_ARGV[0], 'setup_new') || ' UNION ' || format(TG_ARGV[0], 'setup_old');
     END IF;
+    -- Lock the rows in id order first: two statements bumping the same agents never deadlock.
+    EXECUTE 'SELECT 1 FROM {agent} WHERE {agent_pk} IN (' || agents || ') ORDER BY {agent_pk} FOR NO KEY UPDATE';
     EXECUTE 'UPDATE {agent} SET {revision} = {revision} + 1 WHERE {agent_pk} IN (' || agents || ')';
     RETURN NULL;
 END
