@@ -47,3 +47,7 @@ get_resolver().url_patterns  # noqa: B018
 get_channel_layer()
 gc.collect()
 gc.freeze()
+# A turn makes tens of thousands of short-lived objects. At Python's default threshold (700)
+# the young generation is collected many times a turn, and with so little left unfrozen a full
+# collection follows every few turns; a larger first threshold makes all of them rarer.
+gc.set_threshold(*(int(part) for part in os.environ.get("GC_THRESHOLD", "50000,20,10").split(",")))
