@@ -138,7 +138,8 @@ def _hold_sql() -> tuple[str, tuple[Any, ...], dict[int, str]]:
     stand_ins = {"organization": uuid.uuid4(), "agent": uuid.uuid4()}
     last_row = Message.objects.filter(agent_id=OuterRef("pk"), conversation__isnull=True).order_by("-seq").values("seq")
     query = (
-        Agent.objects.filter(organization_id=stand_ins["organization"], pk=stand_ins["agent"])
+        Agent.objects.for_org(stand_ins["organization"])
+        .filter(pk=stand_ins["agent"])
         .select_for_update(of=("self",))
         .annotate(busy=Exists(Run.objects.busy_with(OuterRef("pk"))), last_seq=Subquery(last_row[:1]))
         .query
