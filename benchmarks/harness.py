@@ -51,10 +51,15 @@ def percentile(values: Iterable[float], fraction: float) -> float:
 def fake_model(*options: str) -> Iterator[str]:
     """The fake Anthropic server in a process of its own, so it competes with neither side for a GIL; its URL.
 
-    ``options`` go to ``python -m tests.fake_llm`` (``--anthropic-model ID`` for Letta's side).
+    ``options`` go to ``python -m tests.fake_llm`` (``--anthropic-model ID`` for Letta's side). It keeps
+    no requests (``--no-record``): their bodies would grow its heap, and its collections' pauses
+    would show in the turns' tail.
     """
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_llm", "--port", "0", *options], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "tests.fake_llm", "--port", "0", "--no-record", *options],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         line = process.stdout.readline() if process.stdout else ""

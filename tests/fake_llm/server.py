@@ -61,8 +61,9 @@ class FakeLLMServer:
     ``base_url_anthropic`` / ``base_url_openai`` are what the SDKs take as ``base_url``.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, record: bool = True) -> None:
         self._lock = threading.Lock()
+        self._record_requests = record
         self._queue: deque[ScriptItem] = deque()
         self._requests: list[RecordedRequest] = []
         self._listing_requests: list[RecordedRequest] = []
@@ -177,6 +178,8 @@ class FakeLLMServer:
             return self._requests[-1]
 
     def _record(self, request: RecordedRequest) -> None:
+        if not self._record_requests:
+            return
         with self._lock:
             self._requests.append(request)
 

@@ -197,3 +197,15 @@ async def test_it_runs_as_a_separate_process() -> None:
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
+
+
+async def test_told_not_to_record_it_answers_and_keeps_no_requests() -> None:
+    with FakeLLMServer(record=False) as fake:
+        client = OpenAIClient(api_key="k", base_url=fake.base_url_openai)
+        fake.script(Reply(text="Not kept."))
+
+        answer = await collect(client, make_request("Hi"), stream=False)
+
+        assert answer.text == "Not kept."
+        assert fake.requests == []
+        assert httpx.get(f"{fake.url}/__requests__").json() == []
