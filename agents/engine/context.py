@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.engine.approvals import edited_arguments
@@ -113,20 +114,8 @@ def conversation_turns(rows: list[MessageSnapshot], *, images: bool = False) -> 
 
     for row in rows:
         if row.role == "tool":
-            turns.append(
-                ToolResultsTurn(
-                    tuple(
-                        ToolResult(
-                            tool_call_id=r["tool_call_id"],
-                            name=r.get("name", ""),
-                            content=r.get("func_response") or str(r.get("tool_return", "")),
-                            is_error=r.get("status") == "error",
-                            images=tool_images(row, r["tool_call_id"]) if images and row.images else (),
-                        )
-                        for r in row.tool_returns
-                    )
-                )
-            )
+            key = "turn with images" if images and row.images else "turn"
+            turns.append(row.derive(key, partial(_tool_turn, row, images)))
             continue
         if row.role == "approval":
             continue
@@ -134,15 +123,41 @@ def conversation_turns(rows: list[MessageSnapshot], *, images: bool = False) -> 
         if row.role == "system":
             system = system or row.text
         elif row.role == "user":
-            turns.append(UserTurn(row.text))
+            turns.append(row.derive("turn", partial(_user_turn, row)))
         elif row.role == "assistant":
-            calls = tuple(
-                ToolCall(c["id"], c["name"], edited.get(c["id"]) or c.get("arguments") or "{}") for c in row.tool_calls
-            )
-            turns.append(AssistantTurn(content_parts(row.content), calls))
+            if edited and any(call["id"] in edited for call in row.tool_calls):
+                turns.append(_assistant_turn(row, edited))  # a person edited a call: shown as it ran
+            else:
+                turns.append(row.derive("turn", partial(_assistant_turn, row, {})))
             pending_notice = row.metadata.get("notice")
     flush_notice()
     return system, tuple(turns)
+
+
+def _user_turn(row: MessageSnapshot) -> UserTurn:
+    return UserTurn(row.text)
+
+
+def _tool_turn(row: MessageSnapshot, images: bool) -> ToolResultsTurn:
+    return ToolResultsTurn(
+        tuple(
+            ToolResult(
+                tool_call_id=r["tool_call_id"],
+                name=r.get("name", ""),
+                content=r.get("func_response") or str(r.get("tool_return", "")),
+                is_error=r.get("status") == "error",
+                images=tool_images(row, r["tool_call_id"]) if images and row.images else (),
+            )
+            for r in row.tool_returns
+        )
+    )
+
+
+def _assistant_turn(row: MessageSnapshot, edited: dict[str, str]) -> AssistantTurn:
+    calls = tuple(
+        ToolCall(c["id"], c["name"], edited.get(c["id"]) or c.get("arguments") or "{}") for c in row.tool_calls
+    )
+    return AssistantTurn(content_parts(row.content), calls)
 
 
 def tool_schemas(specs: list[ToolSpec]) -> tuple[ToolSchema, ...]:

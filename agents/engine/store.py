@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agents.llm.base import Usage
+from agents.llm.base import Derived, Usage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -23,8 +23,9 @@ Role = Literal["system", "user", "assistant", "tool", "approval"]
 
 
 @dataclass(frozen=True)
-class MessageSnapshot:
-    """A persisted ``Message`` row, with the same attribute names as the model."""
+class MessageSnapshot(Derived):
+    """A persisted ``Message`` row, with the same attribute names as the model; the model's view of
+    it is derived once (``derive``), as the window cache hands the same rows to every turn."""
 
     id: Any
     agent_id: Any

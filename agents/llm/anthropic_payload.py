@@ -12,6 +12,7 @@ as its ``content`` list.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agents.llm.base import (
@@ -90,7 +91,8 @@ def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
         body["system"][-1]["cache_control"] = EPHEMERAL
     last = body["messages"][-1] if body["messages"] else None
     if last is not None and last["role"] == "user" and isinstance(last.get("content"), list) and last["content"]:
-        last["content"][-1]["cache_control"] = EPHEMERAL
+        # A copy: blocks are derived once per turn (``to_messages``) and shared by the requests after.
+        last["content"][-1] = {**last["content"][-1], "cache_control": EPHEMERAL}
 
 
 def build_headers(request: LLMRequest, *, stream: bool) -> dict[str, str]:
@@ -112,18 +114,21 @@ def _tool_choice(request: LLMRequest) -> dict[str, Any]:
 def to_messages(turns: tuple[Turn, ...]) -> list[dict[str, Any]]:
     """Anthropic ``messages``: roles alternate, so neighbouring same-role turns share one message.
 
+    A turn's blocks are derived once (``Derived``) and shared by every request that holds the turn;
+    nothing here changes a block once made.
+
     Tool results and a user text that follows them become one user message, as Letta sends it; a
     window that opens with the assistant gets Letta's bootup user message in front.
     """
     messages: list[dict[str, Any]] = []
     for turn in turns:
-        role, blocks = _blocks(turn)
+        role, blocks = turn.derive("anthropic blocks", partial(_blocks, turn))
         if not blocks:
             continue
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(blocks)
         else:
-            messages.append({"role": role, "content": blocks})
+            messages.append({"role": role, "content": list(blocks)})
     if messages and messages[0]["role"] != "user":
         messages.insert(0, {"role": "user", "content": _text_blocks(DUMMY_FIRST_USER_MESSAGE)})
     return messages

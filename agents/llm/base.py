@@ -9,12 +9,34 @@ answer at once), so the engine has one code path for both.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
+
+T = TypeVar("T")
 
 # --- the request -------------------------------------------------------------
+
+
+class Derived:
+    """A frozen value that keeps what its readers derive from it (``derived``), so a value reused by
+    every request (a window's rows and their turns, read once per process) is converted and sized once.
+
+    ``cached_property`` keeps the store out of the dataclass's fields, equality, ``repr`` and ``replace``.
+    """
+
+    @cached_property
+    def derived(self) -> dict[str, Any]:
+        return {}
+
+    def derive(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, once per object and ``key``."""
+        store = self.derived
+        if key not in store:
+            store[key] = compute()
+        return store[key]  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -66,20 +88,20 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
-class UserTurn:
+class UserTurn(Derived):
     text: str
     role: Literal["user"] = "user"
 
 
 @dataclass(frozen=True)
-class AssistantTurn:
+class AssistantTurn(Derived):
     parts: tuple[ContentPart, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
     role: Literal["assistant"] = "assistant"
 
 
 @dataclass(frozen=True)
-class ToolResultsTurn:
+class ToolResultsTurn(Derived):
     results: tuple[ToolResult, ...]
     role: Literal["tool"] = "tool"
 

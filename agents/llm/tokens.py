@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from typing import TYPE_CHECKING
 
 from agents.llm.base import AssistantTurn, ToolResultsTurn, Usage, UserTurn
 
 if TYPE_CHECKING:
-    from agents.llm.base import LLMRequest, ToolSchema
+    from agents.llm.base import LLMRequest, ToolSchema, Turn
 
 CHARS_PER_TOKEN = 4
 PESSIMISTIC_CHARS_PER_TOKEN = 3
@@ -42,8 +43,17 @@ def _tools_chars(tools: tuple[ToolSchema, ...]) -> int:
 
 def request_tokens(request: LLMRequest) -> int:
     """A bound on a whole request (system, turns with their framing, tool schemas), for sizing it."""
-    chars = len(request.system) + sum(len(repr(turn)) for turn in request.turns) + _tools_chars(request.tools)
+    chars = len(request.system) + sum(_framed_chars(turn) for turn in request.turns) + _tools_chars(request.tools)
     return tokens_for_chars(chars, pessimistic=True) + image_tokens(request)
+
+
+def _framed_chars(turn: Turn) -> int:
+    """A turn's characters with its framing (its ``repr``), counted once per turn."""
+    return turn.derive("framed chars", partial(_repr_length, turn))
+
+
+def _repr_length(value: object) -> int:
+    return len(repr(value))
 
 
 def image_tokens(request: LLMRequest) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -85,7 +86,7 @@ def test_nothing_can_be_evicted_from_a_conversation_that_is_only_the_current_tur
 
 def test_a_previous_summary_is_summarized_again_not_evicted_as_a_message() -> None:
     summary = row(40, "user", json.dumps({"type": "system_alert", "message": SUMMARY_NOTICE + "Earlier: dice."}))
-    summary = MessageSnapshot(**{**summary.__dict__, "metadata": {"kind": "summary"}})
+    summary = replace(summary, metadata={"kind": "summary"})
     rows = [rows_ for rows_ in conversation(5)]
     rows.insert(1, summary)
 
