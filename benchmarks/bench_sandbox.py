@@ -4,7 +4,8 @@
 
 For scale it also times a bare ``python -I -S -c pass`` (the interpreter start every
 call pays) and a call through ``DefaultToolRunner`` (argument validation and packaging
-on top of the sandbox). Needs no database and no Django settings.
+on top of the sandbox). Needs no database: Django is set up with the test settings only
+because the tool runner's module imports the tools' models.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+
+import django
+
+django.setup()
 
 from tools.base import ToolContext, ToolSpec
 from tools.runtime import DefaultToolRunner
